@@ -1,0 +1,5 @@
+"""``python -m openprose`` runs the same command line as ``prose``."""
+
+from openprose.cli import main
+
+raise SystemExit(main())
