@@ -1,0 +1,200 @@
+"""The renderers, on hand-made diagnostics: no parser involved."""
+
+from __future__ import annotations
+
+import io
+from collections import Counter
+
+import pytest
+
+from openprose.cli.render import (
+    Style,
+    caret_line,
+    display_line,
+    format_concise,
+    format_human,
+    format_summary,
+    source_lines,
+    to_json,
+    wants_colour,
+)
+from openprose.diagnostics import Diagnostic, Related, Severity
+
+
+def diagnostic(
+    start: tuple[int, int],
+    end: tuple[int, int],
+    *,
+    code: str = "E004",
+    message: str = "unexpected token",
+    severity: Severity = Severity.ERROR,
+    related: tuple[Related, ...] = (),
+) -> Diagnostic:
+    return Diagnostic(code, message, severity, start, end, related)
+
+
+class TestCaretLine:
+    def test_single_character(self) -> None:
+        assert caret_line("abc", 1, 2) == " ^"
+
+    def test_run_under_the_whole_range(self) -> None:
+        assert caret_line('session "Hello', 8, 14) == "        ^~~~~~"
+
+    def test_empty_range_is_a_lone_caret(self) -> None:
+        assert caret_line("abc", 1, 1) == " ^"
+
+    def test_range_continuing_on_later_lines_stops_at_end_of_line(self) -> None:
+        assert caret_line("let x = ***", 8, None) == "        ^~~"
+
+    def test_caret_just_past_the_last_character(self) -> None:
+        assert caret_line("abc", 3, 3) == "   ^"
+        assert caret_line("abc", 3, None) == "   ^"
+
+    def test_end_beyond_the_line_is_clipped(self) -> None:
+        assert caret_line("abc", 1, 99) == " ^~"
+
+    def test_tabs_before_the_range_are_copied(self) -> None:
+        assert caret_line("\tsession\t\"x", 9, 11) == "\t       \t^~"
+
+    def test_column_beyond_the_line_is_padded(self) -> None:
+        assert caret_line("ab", 4, 5) == "    ^"
+
+    def test_counts_characters_not_bytes_or_utf16_units(self) -> None:
+        line = 'session "🙂 é" x'
+        column = line.index("x")
+        assert caret_line(line, column, column + 1) == " " * column + "^"
+
+
+def test_display_line_replaces_control_characters_one_for_one() -> None:
+    assert display_line("a\x1b[2Jb\tc\x7f") == "a\ufffd[2Jb\tc\ufffd"
+
+
+def test_source_lines_split_only_at_line_ends() -> None:
+    assert source_lines("a\r\nb\x0cc\rd\ne") == ["a", "b\x0cc", "d", "e"]
+
+
+class TestHumanFormat:
+    def test_header_source_line_and_carets(self) -> None:
+        text = 'agent writer:\n  model: sonnet\nsession "Hello\n'
+        d = diagnostic((3, 8), (3, 14), code="E001", message="unterminated string literal")
+        assert format_human("a.prose", d, source_lines(text)).splitlines() == [
+            "a.prose:3:9: error[E001]: unterminated string literal",
+            '  session "Hello',
+            "          ^~~~~~",
+        ]
+
+    def test_multi_line_range_underlines_the_rest_of_the_first_line(self) -> None:
+        lines = source_lines("if ***\n  still open\n")
+        d = diagnostic((1, 3), (3, 0), code="E029", message="`***` is not closed")
+        assert format_human("p.prose", d, lines).splitlines()[1:] == ["  if ***", "     ^~~"]
+
+    def test_related_information_as_notes(self) -> None:
+        lines = source_lines("agent a:\n  model: opus\nagent a:\n  model: haiku\n")
+        first = Related("first defined here", (1, 6), (1, 7))
+        elsewhere = Related("imported here", (2, 0), (2, 3), path="lib/other.prose")
+        d = diagnostic(
+            (3, 6), (3, 7), code="E006", message="duplicate agent 'a'", related=(first, elsewhere)
+        )
+        assert format_human("main.prose", d, lines).splitlines() == [
+            "main.prose:3:7: error[E006]: duplicate agent 'a'",
+            "  agent a:",
+            "        ^",
+            "  note: main.prose:1:7: first defined here",
+            "  note: lib/other.prose:2:1: imported here",
+        ]
+
+    def test_severity_label(self) -> None:
+        d = diagnostic((1, 0), (1, 7), code="W001", severity=Severity.WARNING, message="m")
+        assert format_human("x", d, ["session"]).startswith("x:1:1: warning[W001]: m")
+
+    def test_position_on_a_missing_line_prints_only_the_header(self) -> None:
+        d = diagnostic((5, 0), (5, 0))
+        assert format_human("x", d, ["one line"]) == "x:5:1: error[E004]: unexpected token"
+
+    def test_colour_wraps_header_parts_and_carets(self) -> None:
+        d = diagnostic((1, 0), (1, 3))
+        coloured = format_human("x", d, ["abc"], Style(colour=True))
+        assert "\x1b[1;31merror[E004]:\x1b[0m" in coloured
+        assert "\x1b[1;31m^~~\x1b[0m" in coloured
+        assert format_human("x", d, ["abc"], Style(colour=False)).count("\x1b") == 0
+
+
+def test_concise_format() -> None:
+    d = diagnostic((2, 4), (2, 9), code="E039", message="unknown pipe operator 'sort'")
+    assert format_concise("dir/a.prose", d) == (
+        "dir/a.prose:2:5: error[E039] unknown pipe operator 'sort'"
+    )
+
+
+def test_json_object_is_one_based_with_exclusive_end() -> None:
+    d = diagnostic((2, 4), (3, 0), severity=Severity.HINT)
+    assert to_json("a.prose", d) == {
+        "path": "a.prose",
+        "line": 2,
+        "column": 5,
+        "end_line": 3,
+        "end_column": 1,
+        "severity": "hint",
+        "code": "E004",
+        "message": "unexpected token",
+    }
+
+
+@pytest.mark.parametrize(
+    ("severity", "label"),
+    [
+        (Severity.ERROR, "error"),
+        (Severity.WARNING, "warning"),
+        (Severity.INFORMATION, "information"),
+        (Severity.HINT, "hint"),
+    ],
+)
+def test_json_severity_names(severity: Severity, label: str) -> None:
+    assert to_json("a", diagnostic((1, 0), (1, 1), severity=severity))["severity"] == label
+
+
+class TestSummary:
+    def test_clean(self) -> None:
+        assert format_summary(Counter(), 3, 0) == "All checks passed (3 files)."
+        assert format_summary(Counter(), 1, 0) == "All checks passed (1 file)."
+
+    def test_errors_and_warnings(self) -> None:
+        counts = Counter({Severity.ERROR: 2, Severity.WARNING: 1})
+        assert format_summary(counts, 3, 2) == "Found 2 errors and 1 warning in 2 files (3 checked)."
+
+    def test_every_severity(self) -> None:
+        counts = Counter(
+            {Severity.HINT: 2, Severity.ERROR: 1, Severity.INFORMATION: 1, Severity.WARNING: 3}
+        )
+        assert format_summary(counts, 1, 1) == (
+            "Found 1 error, 3 warnings, 1 info and 2 hints in 1 file (1 checked)."
+        )
+
+    def test_unreadable_paths_are_never_all_clear(self) -> None:
+        assert format_summary(Counter(), 2, 0, unreadable=1) == (
+            "No problems found in 2 files, but 1 path could not be read."
+        )
+        assert format_summary(Counter({Severity.ERROR: 1}), 2, 1, unreadable=2) == (
+            "Found 1 error in 1 file (2 checked); 2 paths could not be read."
+        )
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+class TestWantsColour:
+    def test_auto_colours_only_terminals(self) -> None:
+        assert wants_colour("auto", _Terminal(), environ={})
+        assert not wants_colour("auto", io.StringIO(), environ={})
+
+    def test_auto_respects_no_color_and_dumb_terminals(self) -> None:
+        assert not wants_colour("auto", _Terminal(), environ={"NO_COLOR": "1"})
+        assert not wants_colour("auto", _Terminal(), environ={"TERM": "dumb"})
+        # no-color.org: an empty NO_COLOR does not count.
+        assert wants_colour("auto", _Terminal(), environ={"NO_COLOR": ""})
+
+    def test_explicit_choice_wins(self) -> None:
+        assert wants_colour("always", io.StringIO(), environ={"NO_COLOR": "1"})
+        assert not wants_colour("never", _Terminal(), environ={})
