@@ -54,7 +54,7 @@ class TestCaretLine:
         assert caret_line("abc", 1, 99) == " ^~"
 
     def test_tabs_before_the_range_are_copied(self) -> None:
-        assert caret_line("\tsession\t\"x", 9, 11) == "\t       \t^~"
+        assert caret_line('\tsession\t"x', 9, 11) == "\t       \t^~"
 
     def test_column_beyond_the_line_is_padded(self) -> None:
         assert caret_line("ab", 4, 5) == "    ^"
@@ -160,7 +160,8 @@ class TestSummary:
 
     def test_errors_and_warnings(self) -> None:
         counts = Counter({Severity.ERROR: 2, Severity.WARNING: 1})
-        assert format_summary(counts, 3, 2) == "Found 2 errors and 1 warning in 2 files (3 checked)."
+        expected = "Found 2 errors and 1 warning in 2 files (3 checked)."
+        assert format_summary(counts, 3, 2) == expected
 
     def test_every_severity(self) -> None:
         counts = Counter(

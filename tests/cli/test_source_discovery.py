@@ -84,7 +84,7 @@ class TestDecoding:
 
     def test_coding_comments_are_just_comments(self) -> None:
         # parso's decoder would obey this line as a Python encoding declaration.
-        data = "# coding: latin-1\nsession \"café\"\n".encode()
+        data = '# coding: latin-1\nsession "café"\n'.encode()
         assert decode_source(data, "a") == '# coding: latin-1\nsession "café"\n'
 
     def test_invalid_utf8_names_the_byte_and_line(self) -> None:
