@@ -1,0 +1,299 @@
+"""Latency of incremental reparsing (``Document.apply_edit``) against a full parse.
+
+Run from the repository root: ``python bench/incremental.py`` (see bench/README.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from common import compare_with_full_parse, format_table, load_syntax, median, percentile, time_once
+from generate import block_program, flat_program
+
+TARGET_MS = 5.0  # a one-character edit should take at most this long (median)
+TARGET_SPEEDUP = 30.0  # ... and be at least this many times faster than a full parse
+Position = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Edit:
+    start: Position
+    end: Position
+    text: str
+    timed: bool = True
+
+
+@dataclass
+class Scenario:
+    """Cycles of edits; each cycle leaves the text as it found it."""
+
+    name: str
+    line: int
+    cycles: list[list[Edit]]
+    one_char: bool = False
+    samples: list[float] = field(default_factory=list)
+    check: str = "not run"
+
+
+# -- choosing where to edit ------------------------------------------------------------------
+
+
+def indent_of(line: str) -> str:
+    return line[: len(line) - len(line.lstrip())]
+
+
+def nearest_line(lines: list[str], accept: Callable[[list[str], int], bool]) -> int:
+    """Index of the line closest to the middle of the file that ``accept`` approves."""
+    middle = len(lines) // 2
+    for distance in range(len(lines)):
+        for index in (middle + distance, middle - distance):
+            if 0 <= index < len(lines) and accept(lines, index):
+                return index
+    raise ValueError("no suitable line to edit")
+
+
+def is_let_binding(lines: list[str], index: int) -> bool:
+    return re.match(r"\s*let [a-z]+_\d+ = ", lines[index]) is not None
+
+
+def is_session_string(lines: list[str], index: int) -> bool:
+    line = lines[index]
+    return 'session "' in line and '"""' not in line and line.endswith('"')
+
+
+def is_let_session(lines: list[str], index: int) -> bool:
+    return is_let_binding(lines, index) and "= session" in lines[index]
+
+
+def is_standalone_statement(lines: list[str], index: int) -> bool:
+    """A one-line ``session "..."`` whose next non-blank line is not indented deeper."""
+    if not is_session_string(lines, index):
+        return False
+    following = next((line for line in lines[index + 1 :] if line.strip()), "")
+    return len(indent_of(following)) <= len(indent_of(lines[index]))
+
+
+# -- scenarios -------------------------------------------------------------------------------
+
+
+def insert_delete(line: int, column: int, char: str) -> list[Edit]:
+    return [
+        Edit((line, column), (line, column), char),
+        Edit((line, column), (line, column + 1), ""),
+    ]
+
+
+def char_in_identifier(lines: list[str], cycles: int) -> Scenario:
+    line = nearest_line(lines, is_let_binding)
+    column = lines[line].index("let ") + len("let ") + 2
+    edits = [insert_delete(line, column, "x") for _ in range(cycles)]
+    return Scenario("1 char in identifier", line, edits, one_char=True)
+
+
+def char_in_string(lines: list[str], cycles: int) -> Scenario:
+    line = nearest_line(lines, is_session_string)
+    column = lines[line].index('session "') + len('session "') + 3
+    edits = [insert_delete(line, column, "q") for _ in range(cycles)]
+    return Scenario("1 char in prompt string", line, edits, one_char=True)
+
+
+def enter_at_end(lines: list[str], cycles: int) -> Scenario:
+    line = nearest_line(lines, is_standalone_statement)
+    end, indent = len(lines[line]), indent_of(lines[line])
+    pair = [
+        Edit((line, end), (line, end), "\n" + indent),
+        Edit((line, end), (line + 1, len(indent)), ""),
+    ]
+    return Scenario("Enter at end of line (+indent)", line, [pair] * cycles)
+
+
+def enter_splitting(lines: list[str], cycles: int) -> Scenario:
+    line = nearest_line(lines, is_let_session)
+    column = lines[line].index("session")
+    pair = [Edit((line, column), (line, column), "\n"), Edit((line, column), (line + 1, 0), "")]
+    return Scenario("Enter splitting a line", line, [pair] * cycles)
+
+
+def typing_cycle(line: int, end: int, indent: str, statement: str) -> list[Edit]:
+    edits = [Edit((line, end), (line, end), "\n" + indent)]
+    for offset, char in enumerate(statement):
+        column = len(indent) + offset
+        edits.append(Edit((line + 1, column), (line + 1, column), char))
+    edits.append(Edit((line, end), (line + 1, len(indent) + len(statement)), "", timed=False))
+    return edits
+
+
+def typing_statement(lines: list[str], cycles: int) -> Scenario:
+    line = nearest_line(lines, is_standalone_statement)
+    end, indent = len(lines[line]), indent_of(lines[line])
+    edits = [
+        typing_cycle(line, end, indent, f'let typed_{n} = session "Check the typed line"')
+        for n in range(cycles)
+    ]
+    return Scenario("typing a new statement", line, edits)
+
+
+def scenarios(text: str, repetitions: int) -> list[Scenario]:
+    lines = text.split("\n")
+    pairs = repetitions // 2
+    return [
+        char_in_identifier(lines, pairs),
+        char_in_string(lines, pairs),
+        enter_at_end(lines, pairs),
+        enter_splitting(lines, pairs),
+        typing_statement(lines, max(2, repetitions // 45)),
+    ]
+
+
+# -- measuring -------------------------------------------------------------------------------
+
+
+def apply(doc: Any, edit: Edit) -> float:
+    """Seconds from the ``apply_edit`` call until the updated tree is available."""
+    start = time.perf_counter()
+    doc.apply_edit(edit.start, edit.end, edit.text)
+    _ = doc.module  # a lazy implementation reparses here
+    return time.perf_counter() - start
+
+
+def run_scenario(doc: Any, scenario: Scenario, warmup: int, budget: float) -> None:
+    """Warm up with the first cycles, then time whole cycles until they or the budget run out."""
+    for cycle in scenario.cycles[:warmup]:
+        for edit in cycle:
+            apply(doc, edit)
+    gc.collect()
+    spent = 0.0
+    for cycle in scenario.cycles[warmup:]:
+        for edit in cycle:
+            elapsed = apply(doc, edit)
+            spent += elapsed
+            if edit.timed:
+                scenario.samples.append(elapsed)
+        if spent > budget:
+            break
+
+
+def verify(doc: Any, text: str, scenario: Scenario, parse: Callable[[str], Any]) -> str:
+    """Untimed: check the tree now, then in the middle and at the end of one more cycle."""
+    if doc.text != text:
+        return "MISMATCH (text differs after edit cycles that should restore it)"
+    result = compare_with_full_parse(doc.module, doc.text, parse)
+    cycle = scenario.cycles[-1]
+    half = max(1, len(cycle) // 2)
+    for part in (cycle[:half], cycle[half:]):
+        if result != "OK":
+            break
+        for edit in part:
+            doc.apply_edit(edit.start, edit.end, edit.text)
+        result = compare_with_full_parse(doc.module, doc.text, parse)
+    return result
+
+
+def locate_mismatch(text: str, scenario: Scenario, syntax: Any, limit: int = 60) -> str:
+    """Replay the edits on a fresh document, checking after each, to find the first bad one."""
+    doc = syntax.Document(text)
+    edits = [edit for cycle in scenario.cycles for edit in cycle][:limit]
+    for index, edit in enumerate(edits):
+        doc.apply_edit(edit.start, edit.end, edit.text)
+        result = compare_with_full_parse(doc.module, doc.text, syntax.parse)
+        if result != "OK":
+            return f"first bad edit #{index}: {edit} -> {result}"
+    return f"not reproduced within the first {len(edits)} edits"
+
+
+def text_line(text: str, index: int, width: int = 48) -> str:
+    line = text.split("\n")[index].strip()
+    return line if len(line) <= width else line[: width - 3] + "..."
+
+
+def full_parse_ms(text: str, parse: Callable[[str], Any], runs: int = 5) -> float:
+    parse(text)
+    return median([time_once(lambda: parse(text)) for _ in range(runs)]) * 1000
+
+
+# -- reporting -------------------------------------------------------------------------------
+
+
+def verdict(scenario: Scenario, speedup: float) -> str:
+    if not scenario.one_char:
+        return "-"
+    met = median(scenario.samples) * 1000 <= TARGET_MS and speedup >= TARGET_SPEEDUP
+    return "met" if met else "NOT met"
+
+
+def table_row(program: str, scenario: Scenario, full_ms: float) -> list[str]:
+    if not scenario.samples:
+        return [
+            program,
+            scenario.name,
+            "0",
+            "-",
+            "-",
+            "-",
+            f"{full_ms:.1f}",
+            "-",
+            "-",
+            scenario.check.split(" ")[0],
+        ]
+    samples_ms = [sample * 1000 for sample in scenario.samples]
+    speedup = full_ms / median(samples_ms)
+    return [
+        program,
+        scenario.name,
+        str(len(samples_ms)),
+        f"{median(samples_ms):.2f}",
+        f"{percentile(samples_ms, 0.95):.2f}",
+        f"{max(samples_ms):.2f}",
+        f"{full_ms:.1f}",
+        f"{speedup:.1f}x",
+        verdict(scenario, speedup),
+        scenario.check.split(" ")[0],
+    ]
+
+
+def bench_program(name: str, text: str, syntax: Any, args: argparse.Namespace) -> list[list[str]]:
+    full_ms = full_parse_ms(text, syntax.parse)
+    rows = []
+    for scenario in scenarios(text, args.repetitions):
+        doc = syntax.Document(text)
+        run_scenario(doc, scenario, warmup=2 if scenario.one_char else 1, budget=args.budget)
+        scenario.check = verify(doc, text, scenario, syntax.parse)
+        where = f"line {scenario.line + 1} {text_line(text, scenario.line)!r}"
+        print(f"  {name:<5} {scenario.name:<30} {scenario.check:<8} at {where}")
+        if scenario.check != "OK":
+            print(f"        {locate_mismatch(text, scenario, syntax)}")
+        rows.append(table_row(name, scenario, full_ms))
+    return rows
+
+
+def main() -> None:
+    options = argparse.ArgumentParser(description=__doc__)
+    options.add_argument("--lines", type=int, default=10_000, help="size of generated programs")
+    options.add_argument("--repetitions", type=int, default=200, help="edits per scenario")
+    options.add_argument("--budget", type=float, default=4.0, help="max seconds per scenario")
+    args = options.parse_args()
+
+    syntax = load_syntax()
+    print(f"Incremental reparse, {args.lines}-line programs, {args.repetitions} edits/scenario")
+    print("Checks (untimed, after each timed loop) against a fresh full parse:")
+    rows = bench_program("flat", flat_program(args.lines), syntax, args)
+    rows += bench_program("block", block_program(args.lines), syntax, args)
+    header = ["program", "edit", "n", "median ms", "p95 ms", "max ms", "full ms", "speedup"]
+    header += [f"target <={TARGET_MS:.0f}ms & >={TARGET_SPEEDUP:.0f}x", "tree"]
+    print()
+    print(format_table(header, rows, text_columns=2))
+    print()
+    print(
+        f"Targets: one-character edit median <= {TARGET_MS:.0f} ms and >= {TARGET_SPEEDUP:.0f}x "
+        "faster than a full parse; full parse >= 2x parso's lines/s (see parse_speed.py)."
+    )
+
+
+if __name__ == "__main__":
+    main()
