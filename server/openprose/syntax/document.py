@@ -1,0 +1,351 @@
+"""An editable document whose tree is updated incrementally.
+
+``Document.apply_edit`` takes an edit the way an editor sends it (a range and the
+new text) and reparses only the statements the edit can affect:
+
+1. find the innermost statement block (the module, or the ``Suite`` of a block,
+   loop, branch...) whose statements contain the edited lines;
+2. reparse from the statement before the edit, with that block's indentation,
+   until the parser starts a new statement exactly where an old one started after
+   the edit (the rest of the block is then unchanged text in an unchanged context),
+   or until the block ends where it used to;
+3. splice the new statements in and shift the line numbers of every leaf after.
+
+Whenever a step cannot prove the result equals a full parse (the block's own
+indentation changed, the block grew past its old end, an edit inside a ``choice``
+changed its options...), it escalates to the enclosing block, and finally to a full
+parse.  Property tests check the result against ``parse(text)`` after random edits.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass
+from typing import Any
+
+from openprose.syntax import tree as t
+from openprose.syntax.parser import STATEMENTS, Parser, parse
+from openprose.syntax.tokenizer import count_newlines
+
+_LINE_BREAK = re.compile(r"\r\n|\n|\r")
+
+
+@dataclass(frozen=True, slots=True)
+class ReparseStats:
+    """What the last edit cost: ``mode`` is "incremental" or "full"."""
+
+    mode: str
+    reparsed_statements: int = 0
+    reused_statements: int = 0
+    depth: int = 0
+
+
+def line_starts(text: str) -> list[int]:
+    """Offsets where each line starts (line breaks as parso counts them)."""
+    return [0, *(m.end() for m in _LINE_BREAK.finditer(text))]
+
+
+class Document:
+    def __init__(self, text: str = "") -> None:
+        self.text = text
+        self.module = parse(text)
+        self._starts = line_starts(text)
+        self.stats = ReparseStats("full")
+
+    # ------------------------------------------------------------ positions
+
+    @property
+    def line_count(self) -> int:
+        return len(self._starts)
+
+    def offset_at(self, line: int, character: int) -> int:
+        """The offset of a 0-based (line, character) position, clamped like LSP clamps."""
+        starts = self._starts
+        if line < 0:
+            return 0
+        if line >= len(starts):
+            return len(self.text)
+        start = starts[line]
+        end = starts[line + 1] if line + 1 < len(starts) else len(self.text)
+        # Exclude the line break from the line's own characters.
+        text = self.text
+        while end > start and text[end - 1] in "\r\n":
+            end -= 1
+        return min(start + max(character, 0), end)
+
+    def position_at(self, offset: int) -> tuple[int, int]:
+        """The 0-based (line, character) position of an offset."""
+        offset = max(0, min(offset, len(self.text)))
+        line = bisect_right(self._starts, offset) - 1
+        return line, offset - self._starts[line]
+
+    # ------------------------------------------------------------ edits
+
+    def replace(self, text: str) -> None:
+        """Replace the whole text (a full reparse)."""
+        self.text = text
+        self.module = parse(text)
+        self._starts = line_starts(text)
+        self.stats = ReparseStats("full")
+
+    def apply_edit(self, start: tuple[int, int], end: tuple[int, int], new_text: str) -> None:
+        """Replace the 0-based ``start``..``end`` range by ``new_text`` and update the tree."""
+        a = self.offset_at(*start)
+        b = self.offset_at(*end)
+        if b < a:
+            a, b = b, a
+        old_text = self.text
+        text = old_text[:a] + new_text + old_text[b:]
+        old_starts = self._starts
+        # Old lines (1-based) the edit touches; a line break next to either end of the
+        # edit can merge with inserted text (``\r`` + ``\n``), so widen by a line.
+        first = bisect_right(old_starts, a)
+        last = bisect_right(old_starts, min(b + 1, len(old_text)))
+        if a > 0 and old_text[a - 1] == "\r":
+            first = max(1, first - 1)
+        self._update_starts(a, b, len(new_text), text)
+        self.text = text
+        line_delta = len(self._starts) - len(old_starts)
+        try:
+            stats = self._reparse(text, first, last, line_delta)
+        except RecursionError:  # pragma: no cover - pathological nesting
+            stats = None
+        if stats is None:
+            self.module = parse(text)
+            stats = ReparseStats("full")
+        self.stats = stats
+
+    def _update_starts(self, a: int, b: int, new_length: int, text: str) -> None:
+        starts = self._starts
+        delta = new_length - (b - a)
+        k = max(0, bisect_right(starts, a) - 2)
+        j = bisect_right(starts, b + 1)
+        region_start = starts[k]
+        if j < len(starts):
+            region_end = starts[j] + delta
+            middle = [
+                m.end() for m in _LINE_BREAK.finditer(text, region_start, region_end)
+                if m.end() < region_end
+            ]
+            tail = [s + delta for s in starts[j:]]
+        else:
+            middle = [m.end() for m in _LINE_BREAK.finditer(text, region_start)]
+            tail = []
+        self._starts = [*starts[:k], region_start, *middle, *tail]
+
+    # ------------------------------------------------------------ reparsing
+
+    def _reparse(self, text: str, first: int, last: int, delta: int) -> ReparseStats | None:
+        for depth, block in enumerate(reversed(_blocks_containing(self.module, first, last))):
+            stats = self._reparse_block(block, text, first, last, delta)
+            if stats is not None:
+                return ReparseStats(stats[0], stats[1], stats[2], depth)
+        return None
+
+    def _reparse_block(
+        self, block: Any, text: str, first: int, last: int, delta: int
+    ) -> tuple[str, int, int] | None:
+        is_module = isinstance(block, t.Module)
+        items = block.children[:-1] if is_module else block.children[1:]
+        if not items:
+            return None
+        # i: the statement before the one holding the edit's first line; j: the
+        # statement holding its last line.
+        i = max(0, _item_at_line(items, first) - 1)
+        j = max(i, _item_at_line(items, last))
+        region_line = _first_line(items[i])
+        region_offset = self._starts[region_line - 1]
+
+        if is_module:
+            parent_indent: str | None = None
+            block_indent = ""
+        else:
+            parent_indent = _line_indent(block.children[0])
+            block_indent = _line_indent(items[0].get_first_leaf())
+
+        parser = Parser(text, region_offset, region_line)
+        if i == 0 and not is_module and (parser.line.eof or parser.line.indent != block_indent):
+            return None  # the block's own indentation may have changed
+        before = items[i].get_first_leaf().get_previous_leaf()
+        if isinstance(before, t.Newline):
+            before = before.get_previous_leaf()
+        parser.prev_last = before
+
+        stop_index: list[int] = []
+
+        def stop_at(new_line: int) -> bool:
+            old_line = new_line - delta
+            k = _item_starting_at(items, old_line, j + 1)
+            if k is None or isinstance(items[k], t.ErrorBlock):
+                return False  # an error block's message depends on the line before it
+            stop_index.append(k)
+            return True
+
+        parser.stop_at = stop_at
+        new_items = parser.parse_items(STATEMENTS, parent_indent, block_indent)
+
+        at_eof = False
+        if parser.stopped:
+            resume = stop_index[-1]
+        else:
+            # The block ended: it must end where it used to, shifted.
+            old_end = _last_line(items[-1]) + 1
+            if parser.line.eof:
+                old_marker = self.module.children[-1]
+                if not is_module and items[-1].get_last_leaf().get_next_leaf() is not old_marker:
+                    return None  # the old block did not run to the end of the file
+                at_eof = True
+            elif is_module or parser.line.prefix_line != old_end + delta:
+                return None
+            resume = len(items)
+        if not new_items and i == 0 and resume == len(items):
+            return None  # the block would be empty: its header reports that
+
+        offset = 0 if is_module else 1
+        old_slice = block.children[offset + i : offset + resume]
+        for item in new_items:
+            item.parent = block
+        if is_module and resume == len(items):
+            marker = parser.line.endmarker
+            assert marker is not None
+            marker.parent = block
+            block.children[offset + i :] = [*new_items, marker]
+        else:
+            block.children[offset + i : offset + resume] = new_items
+            if delta:
+                _shift_after(block, offset + i + len(new_items), delta)
+            if at_eof:
+                # The end marker's prefix and position come from the new text.
+                marker = parser.line.endmarker
+                assert marker is not None
+                marker.parent = self.module
+                self.module.children[-1] = marker
+        for item in old_slice:
+            item.parent = None
+        return "incremental", len(new_items), len(items) - len(old_slice)
+
+
+# ---------------------------------------------------------------- tree helpers
+
+
+def _first_line(item: Any) -> int:
+    """The line where an item's prefix (blank lines, comments) starts."""
+    leaf = item.get_first_leaf()
+    return int(leaf.line - count_newlines(leaf.prefix)[0])
+
+
+def _last_line(item: Any) -> int:
+    """The line of an item's last character (its newline, usually)."""
+    leaf = item.get_last_leaf()
+    line, column = leaf.end_pos
+    if column == 0 and leaf.value:
+        return int(line) - 1
+    return int(line)
+
+
+def _item_at_line(items: list[Any], line: int) -> int:
+    """Index of the last item whose prefix starts at or before ``line``."""
+    lo, hi = 0, len(items)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if _first_line(items[mid]) <= line:
+            lo = mid + 1
+        else:
+            hi = mid
+    return max(0, lo - 1)
+
+
+def _item_starting_at(items: list[Any], line: int, min_index: int) -> int | None:
+    k = _item_at_line(items, line)
+    if k >= min_index and _first_line(items[k]) == line:
+        return k
+    return None
+
+
+def _line_indent(leaf: Any) -> str:
+    """The indentation of the logical line holding ``leaf``."""
+    current = leaf
+    while True:
+        prev = current.get_previous_leaf()
+        if prev is None or isinstance(prev, t.Newline):
+            break
+        current = prev
+    prefix = current.prefix
+    cut = max(prefix.rfind("\n"), prefix.rfind("\r")) + 1
+    indent = prefix[cut:]
+    return indent.lstrip("\ufeff") if cut == 0 else indent
+
+
+def _descendable(node: Any) -> bool:
+    if isinstance(node, t.Module):
+        return True
+    # A choice's options decide its own "no option" error, and a property block's
+    # contents decide a session's "no prompt" error: reparse those whole.
+    return isinstance(node, t.Suite) and not isinstance(node.parent, t.ChoiceStatement)
+
+
+def _blocks_containing(module: t.Module, first: int, last: int) -> list[Any]:
+    """The chain of reparseable blocks whose statements contain lines first..last,
+    outermost (the module) first."""
+    chain: list[Any] = [module]
+    block: Any = module
+    while True:
+        items = block.children[:-1] if isinstance(block, t.Module) else block.children[1:]
+        if not items:
+            break
+        k = _item_at_line(items, first)
+        item = items[k]
+        if _first_line(item) > first or _last_line(item) < last:
+            break
+        inner = _block_within(item, first, last)
+        if inner is None:
+            break
+        if _descendable(inner):
+            chain.append(inner)
+        block = inner
+    return chain
+
+
+def _block_within(item: Any, first: int, last: int) -> Any:
+    """The block directly under ``item`` whose statements contain lines first..last."""
+    if isinstance(item, t.ErrorNode | t.UnsupportedStatement):
+        return None
+    stack = list(item.children)
+    while stack:
+        node = stack.pop()
+        children = getattr(node, "children", None)
+        if children is None:
+            continue
+        if isinstance(node, t.Suite | t.PropertyBlock):
+            if len(children) < 2:
+                continue
+            if _first_line(children[1]) <= first and _last_line(children[-1]) >= last:
+                return node
+            continue
+        if isinstance(node, t.ErrorNode):
+            continue
+        stack.extend(children)
+    return None
+
+
+def _shift_after(block: Any, index: int, delta: int) -> None:
+    """Move every leaf after ``block.children[index - 1]`` down by ``delta`` lines."""
+    node = block
+    start = index
+    while node is not None:
+        for child in node.children[start:]:
+            if hasattr(child, "children"):
+                for leaf in t.iter_leaves(child):
+                    leaf.line += delta
+            else:
+                child.line += delta
+        parent = node.parent
+        if parent is None:
+            break
+        siblings = parent.children
+        start = next(k for k, c in enumerate(siblings) if c is node) + 1
+        node = parent
+
+
+__all__ = ["Document", "ReparseStats", "line_starts"]

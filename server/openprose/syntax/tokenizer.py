@@ -1,0 +1,223 @@
+"""Tokenizer: turns source text into logical lines of leaves.
+
+A logical line is one physical line, or several when brackets are open or a
+multi-line token (``\"\"\"`` string, ``***`` condition) spans lines.  Each carries the
+indentation string of its first line; blank and comment-only lines are folded into
+the prefix of the next leaf, which keeps the tree lossless.
+
+The tokenizer can start at any line start (``pos``/``line``), which is what the
+incremental parser uses to reparse a few statements in the middle of a file.
+"""
+
+from __future__ import annotations
+
+import re
+
+from openprose.syntax.tree import (
+    Discretion,
+    EndMarker,
+    ErrorToken,
+    Name,
+    Newline,
+    Number,
+    Operator,
+    ProseLeaf,
+    String,
+)
+
+# One alternative per token kind; order matters (``**`` before ``*``, numbers before ``-``).
+# Possessive quantifiers keep long strings linear.  A run of three or more quotes
+# closes a ``"""`` string with its last three (the others are text), so a prompt may
+# end in a quotation: ``"""Ask: "Proceed?""""``.
+_TOKEN = re.compile(
+    r"""
+      (?P<ws>[ \t\f]+)
+    | (?P<name>[^\W\d]\w*(?:-\w+)*)
+    | (?P<str>"(?:""(?:[^"\\]++|\\.|"{1,2}+(?!"))*+(?:"{3,}|\Z)|(?:[^"\\\r\n]++|\\[^\r\n]?)*+"?))
+    | (?P<nl>\r\n|\n|\r)
+    | (?P<comment>\#[^\r\n]*)
+    | (?P<disc>\*\*\*(?:[^*]++|\*(?!\*\*))*+(?:\*\*\*|\Z)|\*\*(?:[^*\r\n]++|\*(?!\*))*+(?:\*\*)?)
+    | (?P<num>-?\d+(?:\.\d+)?(?:[^\W\d]\w*)?)
+    | (?P<op>->|==|!=|<=|>=|[:=,()\[\]{}|.<>+\-*/!])
+    | (?P<err>.)
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+
+# Any run of blank or comment-only lines, each ending in a line break.
+_BLANK_LINES = re.compile(r"(?:[ \t\f]*+(?:\#[^\r\n]*+)?(?:\r\n|\n|\r))++")
+_INDENT = re.compile(r"[ \t\f]*+")
+_COMMENT = re.compile(r"\#[^\r\n]*+")
+
+_OPENERS = frozenset("([{")
+_CLOSERS = frozenset(")]}")
+
+
+def count_newlines(text: str, start: int = 0, end: int | None = None) -> tuple[int, int]:
+    """Line breaks in ``text[start:end]`` (``\\r\\n``, ``\\n`` or ``\\r``, as parso counts
+    them) and the offset just after the last one (-1 if none)."""
+    if end is None:
+        end = len(text)
+    n = text.count("\n", start, end)
+    last = text.rfind("\n", start, end)
+    if "\r" in text[start:end]:
+        crs = text.count("\r", start, end)
+        n += crs - text.count("\r\n", start, end)
+        last = max(last, text.rfind("\r", start, end))
+    return n, (last + 1 if last >= 0 else -1)
+
+
+class LogicalLine:
+    """The leaves of one logical line.
+
+    ``newline`` is the line's ``Newline`` leaf (None at end of file without a final
+    line break).  ``prefix_line`` is the physical line where the first leaf's prefix
+    starts; ``offset`` is that prefix's character offset.  At end of file, ``eof``
+    is set, ``tokens`` is empty and ``endmarker`` holds the trailing prefix.
+    """
+
+    __slots__ = ("endmarker", "eof", "indent", "newline", "offset", "prefix_line", "tokens")
+
+    def __init__(
+        self,
+        indent: str,
+        tokens: list[ProseLeaf],
+        newline: Newline | None,
+        prefix_line: int,
+        offset: int,
+        endmarker: EndMarker | None = None,
+    ) -> None:
+        self.indent = indent
+        self.tokens = tokens
+        self.newline = newline
+        self.prefix_line = prefix_line
+        self.offset = offset
+        self.endmarker = endmarker
+        self.eof = endmarker is not None
+
+    def __repr__(self) -> str:
+        words = " ".join(t.value for t in self.tokens)
+        return f"<LogicalLine {self.prefix_line} {self.indent!r} {words!r}>"
+
+
+class Tokenizer:
+    def __init__(self, text: str, pos: int = 0, line: int = 1) -> None:
+        self.text = text
+        self.pos = pos
+        self.line = line
+        self.done = False
+
+    def next_line(self) -> LogicalLine:
+        """Read the next logical line (an ``eof`` line once the text is exhausted)."""
+        text = self.text
+        length = len(text)
+        pos = self.pos
+        line = self.line
+        prefix_start = pos
+        prefix_line = line
+
+        if pos == 0 and text.startswith("\ufeff"):
+            pos = 1  # a byte-order mark stays in the first prefix
+        m = _BLANK_LINES.match(text, pos)
+        if m is not None:
+            end = m.end()
+            line += count_newlines(text, pos, end)[0]
+            pos = end
+        line_start = pos
+        pos = _INDENT.match(text, pos).end()  # type: ignore[union-attr]
+        indent = text[line_start:pos]
+        if pos < length and text[pos] == "#":
+            pos = _COMMENT.match(text, pos).end()  # type: ignore[union-attr]
+        if pos >= length:
+            self.pos = length
+            self.line = line
+            self.done = True
+            marker = EndMarker("", line, length - line_start, text[prefix_start:])
+            return LogicalLine("", [], None, prefix_line, prefix_start, marker)
+        pos = line_start + len(indent)
+
+        tokens: list[ProseLeaf] = []
+        append = tokens.append
+        depth = 0
+        token_prefix_start = prefix_start
+        match = _TOKEN.match
+        newline: Newline | None = None
+
+        while pos < length:
+            m = match(text, pos)
+            kind = m.lastgroup  # type: ignore[union-attr]
+            end = m.end()  # type: ignore[union-attr]
+            if kind == "ws" or kind == "comment":
+                pos = end
+                continue
+            value = text[pos:end]
+            prefix = text[token_prefix_start:pos]
+            column = pos - line_start
+            if kind == "name":
+                append(Name(value, line, column, prefix))
+            elif kind == "op":
+                append(Operator(value, line, column, prefix))
+                if value in _OPENERS:
+                    depth += 1
+                elif value in _CLOSERS and depth:
+                    depth -= 1
+            elif kind == "str":
+                append(String(value, line, column, prefix))
+                if value.startswith('"""'):
+                    n, last = count_newlines(text, pos, end)
+                    if n:
+                        line += n
+                        line_start = last
+            elif kind == "nl":
+                if depth and self._continues(tokens, end, indent):
+                    line += 1
+                    line_start = end
+                    pos = end
+                    continue
+                newline = Newline(value, line, column, prefix)
+                pos = end
+                line += 1
+                break
+            elif kind == "disc":
+                append(Discretion(value, line, column, prefix))
+                if value.startswith("***"):
+                    n, last = count_newlines(text, pos, end)
+                    if n:
+                        line += n
+                        line_start = last
+            elif kind == "num":
+                append(Number(value, line, column, prefix))
+            else:
+                append(ErrorToken(value, line, column, prefix))
+            token_prefix_start = pos = end
+
+        if newline is None and token_prefix_start < pos:
+            # End of file right after trailing whitespace or a comment: it becomes
+            # the end marker's prefix on the next call.
+            pos = token_prefix_start
+        self.pos = pos
+        self.line = line
+        return LogicalLine(indent, tokens, newline, prefix_line, prefix_start)
+
+    def _continues(self, tokens: list[ProseLeaf], after: int, indent: str) -> bool:
+        """Whether a line break inside open brackets continues the logical line.
+
+        An unclosed bracket must not swallow the rest of the file: stop at a line
+        that is at or left of the opening line's indentation (unless it starts with
+        a closing bracket), and at a line that ends with ``:`` (a block header).
+        """
+        if tokens and tokens[-1].value == ":" and isinstance(tokens[-1], Operator):
+            return False
+        text = self.text
+        pos = after
+        m = _BLANK_LINES.match(text, pos)
+        if m is not None:
+            pos = m.end()
+        start = pos
+        pos = _INDENT.match(text, pos).end()  # type: ignore[union-attr]
+        if pos >= len(text):
+            return False
+        if text[pos] in _CLOSERS:
+            return True
+        next_indent = text[start:pos]
+        return len(next_indent) > len(indent) and next_indent.startswith(indent)
