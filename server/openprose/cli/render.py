@@ -7,7 +7,6 @@ Diagnostics count columns from 0 in characters; everything printed here counts f
 from __future__ import annotations
 
 import os
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TextIO
@@ -166,10 +165,6 @@ def format_summary(
     where = f"in {_plural(files_with_diagnostics, 'file', 'files')} ({files_checked} checked)"
     summary = f"Found {_join(found)} {where}"
     return f"{summary}; {unreadable_note}." if unreadable else f"{summary}."
-
-
-def count_severities(diagnostics: Sequence[Diagnostic]) -> Counter[Severity]:
-    return Counter(d.severity for d in diagnostics)
 
 
 def _plural(count: int, singular: str, plural: str) -> str:
