@@ -38,6 +38,7 @@ class Scenario:
     cycles: list[list[Edit]]
     one_char: bool = False
     samples: list[float] = field(default_factory=list)
+    fallbacks: int | None = None  # timed edits the document reparsed in full (if it says so)
     check: str = "not run"
 
 
@@ -162,6 +163,13 @@ def apply(doc: Any, edit: Edit) -> float:
     return time.perf_counter() - start
 
 
+def count_fallback(doc: Any, scenario: Scenario) -> None:
+    """Optional: count edits reported as full reparses (``doc.stats.mode``, when available)."""
+    mode = getattr(getattr(doc, "stats", None), "mode", None)
+    if mode is not None:
+        scenario.fallbacks = (scenario.fallbacks or 0) + (mode == "full")
+
+
 def run_scenario(doc: Any, scenario: Scenario, warmup: int, budget: float) -> None:
     """Warm up with the first cycles, then time whole cycles until they or the budget run out."""
     for cycle in scenario.cycles[:warmup]:
@@ -175,6 +183,7 @@ def run_scenario(doc: Any, scenario: Scenario, warmup: int, budget: float) -> No
             spent += elapsed
             if edit.timed:
                 scenario.samples.append(elapsed)
+                count_fallback(doc, scenario)
         if spent > budget:
             break
 
@@ -228,19 +237,10 @@ def verdict(scenario: Scenario, speedup: float) -> str:
 
 
 def table_row(program: str, scenario: Scenario, full_ms: float) -> list[str]:
+    status = scenario.check.split(" ")[0]
+    fallbacks = "-" if scenario.fallbacks is None else str(scenario.fallbacks)
     if not scenario.samples:
-        return [
-            program,
-            scenario.name,
-            "0",
-            "-",
-            "-",
-            "-",
-            f"{full_ms:.1f}",
-            "-",
-            "-",
-            scenario.check.split(" ")[0],
-        ]
+        return [program, scenario.name, "0", *["-"] * 3, f"{full_ms:.1f}", "-", "-", "-", status]
     samples_ms = [sample * 1000 for sample in scenario.samples]
     speedup = full_ms / median(samples_ms)
     return [
@@ -252,8 +252,9 @@ def table_row(program: str, scenario: Scenario, full_ms: float) -> list[str]:
         f"{max(samples_ms):.2f}",
         f"{full_ms:.1f}",
         f"{speedup:.1f}x",
+        fallbacks,
         verdict(scenario, speedup),
-        scenario.check.split(" ")[0],
+        status,
     ]
 
 
@@ -285,6 +286,7 @@ def main() -> None:
     rows = bench_program("flat", flat_program(args.lines), syntax, args)
     rows += bench_program("block", block_program(args.lines), syntax, args)
     header = ["program", "edit", "n", "median ms", "p95 ms", "max ms", "full ms", "speedup"]
+    header += ["full reparses"]
     header += [f"target <={TARGET_MS:.0f}ms & >={TARGET_SPEEDUP:.0f}x", "tree"]
     print()
     print(format_table(header, rows, text_columns=2))
