@@ -125,7 +125,8 @@ class Document:
         if j < len(starts):
             region_end = starts[j] + delta
             middle = [
-                m.end() for m in _LINE_BREAK.finditer(text, region_start, region_end)
+                m.end()
+                for m in _LINE_BREAK.finditer(text, region_start, region_end)
                 if m.end() < region_end
             ]
             tail = [s + delta for s in starts[j:]]
@@ -333,19 +334,25 @@ def _shift_after(block: Any, index: int, delta: int) -> None:
     """Move every leaf after ``block.children[index - 1]`` down by ``delta`` lines."""
     node = block
     start = index
-    while node is not None:
-        for child in node.children[start:]:
-            if hasattr(child, "children"):
-                for leaf in t.iter_leaves(child):
-                    leaf.line += delta
-            else:
-                child.line += delta
+    while True:
+        _shift(node.children[start:], delta)
         parent = node.parent
         if parent is None:
-            break
+            return
         siblings = parent.children
         start = next(k for k, c in enumerate(siblings) if c is node) + 1
         node = parent
+
+
+def _shift(nodes: list[Any], delta: int) -> None:
+    # The hot loop of a line-changing edit: plain recursion over children lists is
+    # about twice as fast as a generator walk.
+    for child in nodes:
+        children = getattr(child, "children", None)
+        if children is None:
+            child.line += delta
+        else:
+            _shift(children, delta)
 
 
 __all__ = ["Document", "ReparseStats", "line_starts"]

@@ -7,8 +7,13 @@ from typing import Any
 
 from openprose.codes import severity_of
 from openprose.diagnostics import Diagnostic, Related
-from openprose.syntax.tree import offset_position, ErrorBlock, ErrorStatement, SyntaxIssue, UnsupportedStatement
-
+from openprose.syntax.tree import (
+    ErrorBlock,
+    ErrorStatement,
+    SyntaxIssue,
+    UnsupportedStatement,
+    offset_position,
+)
 
 _REPORTED_WHOLE = (ErrorBlock, ErrorStatement, UnsupportedStatement)
 

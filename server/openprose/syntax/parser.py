@@ -15,7 +15,7 @@ in the middle of a file and splice them into the old tree.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from openprose.syntax import tree as t
 from openprose.syntax.strings import invalid_escapes
@@ -51,7 +51,7 @@ _ORPHAN_MESSAGES = {
     "at the same indentation",
     "finally": "`finally` without a matching `try`: it must follow a `try:` or `catch:` block "
     "at the same indentation",
-    "option": '`option` outside a `choice` block: write `choice **criteria**:` and indent '
+    "option": "`option` outside a `choice` block: write `choice **criteria**:` and indent "
     'the `option "label":` clauses under it',
 }
 
@@ -162,7 +162,7 @@ class Parser:
         tok = self.toks[self.i]
         self.i += 1
         tok.__class__ = t.Keyword  # same slots: a soft keyword becomes a Keyword leaf
-        return tok  # type: ignore[no-any-return]
+        return tok
 
     def last_leaf(self) -> Any:
         """The last leaf consumed on the current line (for zero-width issues)."""
@@ -171,8 +171,9 @@ class Parser:
     # ------------------------------------------------------------ issues
 
     def issue(self, code: str, message: str, start: Any, end: Any = None) -> None:
-        self.issues.append(t.SyntaxIssue(code, message, start.get_first_leaf(),
-                                         (end or start).get_last_leaf()))
+        self.issues.append(
+            t.SyntaxIssue(code, message, start.get_first_leaf(), (end or start).get_last_leaf())
+        )
 
     def missing(self, code: str, message: str, after: Any) -> None:
         self.issues.append(t.SyntaxIssue.after(code, message, after.get_last_leaf()))
@@ -182,27 +183,41 @@ class Parser:
             if leaf.is_triple:
                 message = 'unterminated string: the `"""` opened here is never closed'
             else:
-                message = "unterminated string: add a closing `\"` on the same line " \
+                message = (
+                    'unterminated string: add a closing `"` on the same line '
                     '(use `"""` for text that spans lines)'
+                )
             self.issues.append(t.SyntaxIssue("E001", message, leaf, leaf, 0, len(leaf.value)))
         for start, end, raw in invalid_escapes(leaf):
-            self.issues.append(t.SyntaxIssue(
-                "E002",
-                f"unknown escape sequence `{raw}`: valid escapes are "
-                "`\\\\`, `\\\"`, `\\n`, `\\t`, `\\{` and `\\}`",
-                leaf, leaf, start, end))
+            self.issues.append(
+                t.SyntaxIssue(
+                    "E002",
+                    f"unknown escape sequence `{raw}`: valid escapes are "
+                    '`\\\\`, `\\"`, `\\n`, `\\t`, `\\{` and `\\}`',
+                    leaf,
+                    leaf,
+                    start,
+                    end,
+                )
+            )
 
     def check_discretion(self, leaf: t.Discretion) -> None:
         if not leaf.is_terminated:
             if leaf.is_multiline:
                 message = "unterminated condition: the `***` opened here is never closed"
             else:
-                message = "unterminated condition: close it with `**` on the same line " \
+                message = (
+                    "unterminated condition: close it with `**` on the same line "
                     "(use `***` for a condition that spans lines)"
+                )
             self.issues.append(t.SyntaxIssue("E029", message, leaf, leaf, 0, len(leaf.value)))
 
-    def junk(self, children: list[Any], message: str | None = None,
-             until: Callable[[Any], bool] | None = None) -> None:
+    def junk(
+        self,
+        children: list[Any],
+        message: str | None = None,
+        until: Callable[[Any], bool] | None = None,
+    ) -> None:
         """Wrap tokens up to the end of the line (or ``until``) in an ErrorNode."""
         start = self.i
         while self.i < self.n and not self.barrier:
@@ -211,7 +226,7 @@ class Parser:
             self.i += 1
         if self.i == start:
             return
-        leaves = self.toks[start:self.i]
+        leaves = self.toks[start : self.i]
         node = t.ErrorNode(leaves)
         children.append(node)
         if message is None:
@@ -254,7 +269,7 @@ class Parser:
                 self.stopped = True
                 break
             rel = relation(self.line.indent, block, parent)
-            if rel == _SAME or rel == _MIXED:
+            if rel in (_SAME, _MIXED):
                 item = self.parse_item(kind, rel == _MIXED)
             elif rel == _DEEPER:
                 item = self.parse_error_block(kind, block, "E031")
@@ -270,12 +285,16 @@ class Parser:
 
     def parse_item(self, kind: int, mixed: bool = False) -> Any:
         saved = self.issues
-        self.issues = issues = []
+        self.issues = issues = cast(list[t.SyntaxIssue], [])
         self.barrier = False
         first = self.toks[0] if self.toks else None
         if mixed and first is not None:
-            self.issue("E034", "inconsistent indentation: this line mixes tabs and spaces "
-                       "differently from the lines around it", first)
+            self.issue(
+                "E034",
+                "inconsistent indentation: this line mixes tabs and spaces "
+                "differently from the lines around it",
+                first,
+            )
         if kind == PROPERTIES:
             node = self.parse_property()
         elif kind == OPTIONS and isinstance(first, t.Name) and first.value == "option":
@@ -283,8 +302,11 @@ class Parser:
         else:
             node = self.parse_statement()
             if kind == OPTIONS and not isinstance(node, t.OptionClause | t.ErrorNode):
-                self.issue("E005", 'only `option "label":` clauses can appear inside a '
-                           "`choice` block", node.get_first_leaf())
+                self.issue(
+                    "E005",
+                    'only `option "label":` clauses can appear inside a `choice` block',
+                    node.get_first_leaf(),
+                )
         if issues:
             node.issues = [*issues, *(node.issues or [])]
         self.issues = saved
@@ -334,7 +356,11 @@ class Parser:
             "E031",
             'this `"""` closes the multi-line string early, so the indented text after it '
             'is read as code; write `\\"""` to put `"""` inside a string',
-            prev, prev, end - 3, end)
+            prev,
+            prev,
+            end - 3,
+            end,
+        )
         issue.related = (("the string starts here", prev, 0, 3),)
         return issue
 
@@ -346,9 +372,18 @@ class Parser:
         line is deeper (and, for properties, does not continue a pipeline).
         """
         nxt = self._peek_line()
-        if not nxt.eof and deeper(nxt.indent, header_indent) and (
-            required or not (nxt.tokens and nxt.tokens[0].value == "|"
-                             and isinstance(nxt.tokens[0], t.Operator))):
+        if (
+            not nxt.eof
+            and deeper(nxt.indent, header_indent)
+            and (
+                required
+                or not (
+                    nxt.tokens
+                    and nxt.tokens[0].value == "|"
+                    and isinstance(nxt.tokens[0], t.Operator)
+                )
+            )
+        ):
             newline = self.line.newline
             self._advance()
             items = self.parse_items(kind, header_indent, self.line.indent)
@@ -364,8 +399,11 @@ class Parser:
             children.append(block)
             return block
         anchor = children[0]
-        self.missing("E033", f"expected an indented block after `{what}`",
-                     children[-1] if children else anchor)
+        self.missing(
+            "E033",
+            f"expected an indented block after `{what}`",
+            children[-1] if children else anchor,
+        )
         self.finish(children)
         return None
 
@@ -432,7 +470,7 @@ class Parser:
         """The rest of the line (and anything indented under it) as one error."""
         first = self.toks[self.i] if self.i < self.n else None
         last = self.toks[-1] if self.toks else None
-        children: list[Any] = list(self.toks[self.i:])
+        children: list[Any] = list(self.toks[self.i :])
         self.i = self.n
         if message is None:
             message = self._not_a_statement(first)
@@ -462,10 +500,12 @@ class Parser:
         if isinstance(first, t.ErrorToken):
             return self._bad_character(first.value)
         if isinstance(first, t.String):
-            return "a string on its own is not a statement: write `session \"...\"` to run it"
+            return 'a string on its own is not a statement: write `session "..."` to run it'
         if isinstance(first, t.Name):
-            return (f"`{first.value}` does not start a statement: expected a keyword such as "
-                    "`session`, `let` or `agent`, or an assignment `name = ...`")
+            return (
+                f"`{first.value}` does not start a statement: expected a keyword such as "
+                "`session`, `let` or `agent`, or an assignment `name = ...`"
+            )
         return f"unexpected {describe(first)}: expected a statement"
 
     def parse_expression_statement(self) -> Any:
@@ -527,8 +567,9 @@ class Parser:
 
     def parse_input(self) -> t.InputDeclaration:
         children: list[Any] = [self.take_keyword()]
-        self.name_or_missing(children, "E020", "input name cannot be empty: "
-                             'write `input name: "description"`')
+        self.name_or_missing(
+            children, "E020", 'input name cannot be empty: write `input name: "description"`'
+        )
         if self.expect_colon(children, "input name"):
             self._value(children, ":")
         self.finish(children)
@@ -541,8 +582,11 @@ class Parser:
             self.check_string(tok)
             children.append(self.take())
         else:
-            self.missing("E004", 'expected a program path after `use`, such as '
-                         '`use "@handle/slug"`', children[-1])
+            self.missing(
+                "E004",
+                'expected a program path after `use`, such as `use "@handle/slug"`',
+                children[-1],
+            )
         if self.at_word("as"):
             children.append(self.take_keyword())
             self.name_or_missing(children, "E004", "expected an alias name after `as`")
@@ -566,8 +610,7 @@ class Parser:
             else:
                 self.missing("E004", 'expected a quoted source after "from"', children[-1])
         else:
-            self.missing("E004", "expected `from \"source\"` after the imported name",
-                         children[-1])
+            self.missing("E004", 'expected `from "source"` after the imported name', children[-1])
         self.finish(children)
         return t.ImportStatement(children)
 
@@ -582,8 +625,9 @@ class Parser:
     def parse_block_definition(self) -> t.BlockDefinition:
         indent = self.line.indent
         children: list[Any] = [self.take_keyword()]
-        self.name_or_missing(children, "E004", "block definition must have a name: "
-                             "write `block name:`")
+        self.name_or_missing(
+            children, "E004", "block definition must have a name: write `block name:`"
+        )
         if self.at_op("("):
             children.append(self.parse_parameters())
         self.expect_colon(children, "block name")
@@ -626,8 +670,7 @@ class Parser:
         return t.TryStatement(children)
 
     def _clause_issue(self, clause: Any, message: str) -> None:
-        clause.issues = [*(clause.issues or []),
-                         t.SyntaxIssue("E036", message, clause.children[0])]
+        clause.issues = [*(clause.issues or []), t.SyntaxIssue("E036", message, clause.children[0])]
 
     def _continuation(self, indent: str, words: tuple[str, ...]) -> bool:
         """Whether the current line continues the statement at ``indent`` with a clause."""
@@ -640,7 +683,7 @@ class Parser:
     def parse_clause(self, cls: type[Any], indent: str) -> Any:
         """``catch [as e]:``, ``finally:``, ``elif cond:``, ``else:`` or ``option "x":``."""
         saved = self.issues
-        self.issues = issues = []
+        self.issues = issues = cast(list[t.SyntaxIssue], [])
         self.barrier = False
         kw = self.take_keyword()
         children: list[Any] = [kw]
@@ -656,7 +699,7 @@ class Parser:
                 self.check_string(tok)
                 children.append(self.take())
             else:
-                self.missing("E004", 'expected a quoted label after `option`', kw)
+                self.missing("E004", "expected a quoted label after `option`", kw)
         self.expect_colon(children, word)
         self.header_block(children, STATEMENTS, f"{word}:", indent)
         node = cls(children)
@@ -667,8 +710,11 @@ class Parser:
     def _condition(self, children: list[Any], after: str) -> Any:
         cond = self.parse_condition()
         if cond is None:
-            self.missing("E004", f"expected a condition such as `**the tests pass**` after "
-                         f"`{after}`", children[-1])
+            self.missing(
+                "E004",
+                f"expected a condition such as `**the tests pass**` after `{after}`",
+                children[-1],
+            )
         else:
             children.append(cond)
         return cond
@@ -709,11 +755,18 @@ class Parser:
     def parse_orphan(self) -> Any:
         indent = self.line.indent
         word = self.toks[0].value
-        cls = {"elif": t.ElifClause, "else": t.ElseClause, "catch": t.CatchClause,
-               "finally": t.FinallyClause, "option": t.OptionClause}[word]
+        cls = {
+            "elif": t.ElifClause,
+            "else": t.ElseClause,
+            "catch": t.CatchClause,
+            "finally": t.FinallyClause,
+            "option": t.OptionClause,
+        }[word]
         node = self.parse_clause(cls, indent)
-        node.issues = [t.SyntaxIssue("E035", _ORPHAN_MESSAGES[word], node.children[0]),
-                       *(node.issues or [])]
+        node.issues = [
+            t.SyntaxIssue("E035", _ORPHAN_MESSAGES[word], node.children[0]),
+            *(node.issues or []),
+        ]
         return node
 
     def parse_throw(self) -> t.ThrowStatement:
@@ -723,8 +776,7 @@ class Parser:
             self.check_string(tok)
             children.append(self.take())
         elif tok is not None:
-            self.junk(children, "`throw` takes an optional message string: "
-                      'write `throw "message"`')
+            self.junk(children, '`throw` takes an optional message string: write `throw "message"`')
         self.finish(children)
         return t.ThrowStatement(children)
 
@@ -756,7 +808,7 @@ class Parser:
         tok = self.cur()
         nxt = self.peek()
         if not (isinstance(tok, t.Name) and isinstance(nxt, t.Operator) and nxt.value == ":"):
-            message = "expected a property such as `prompt: \"...\"`"
+            message = 'expected a property such as `prompt: "..."`'
             if isinstance(tok, t.Name) and tok.value in _STATEMENTS:
                 message += "; statements cannot be nested here"
             return self.parse_error_statement(message)
@@ -794,9 +846,13 @@ class Parser:
         if self.barrier or self.i < self.n:
             return False
         nxt = self._peek_line()
-        return (not nxt.eof and bool(nxt.tokens) and nxt.tokens[0].value == "|"
-                and isinstance(nxt.tokens[0], t.Operator)
-                and deeper(nxt.indent, self.line.indent))
+        return (
+            not nxt.eof
+            and bool(nxt.tokens)
+            and nxt.tokens[0].value == "|"
+            and isinstance(nxt.tokens[0], t.Operator)
+            and deeper(nxt.indent, self.line.indent)
+        )
 
     def parse_pipeline(self, source: Any) -> t.Pipeline:
         children: list[Any] = [source]
@@ -811,10 +867,14 @@ class Parser:
                 self._advance()
                 self.barrier = False
                 continue
-            if (self.barrier and not self.line.eof and self.line.tokens
-                    and self.line.tokens[0].value == "|"
-                    and isinstance(self.line.tokens[0], t.Operator)
-                    and deeper(self.line.indent, statement_indent)):
+            if (
+                self.barrier
+                and not self.line.eof
+                and self.line.tokens
+                and self.line.tokens[0].value == "|"
+                and isinstance(self.line.tokens[0], t.Operator)
+                and deeper(self.line.indent, statement_indent)
+            ):
                 self.barrier = False  # a stage continued after the previous stage's body
                 continue
             break
@@ -831,8 +891,9 @@ class Parser:
             if op.value not in PIPE_OPERATIONS:
                 self.issue("E039", "expected pipe operator (map, filter, reduce, pmap)", op)
         else:
-            self.missing("E039", "expected pipe operator (map, filter, reduce, pmap) after `|`",
-                         children[0])
+            self.missing(
+                "E039", "expected pipe operator (map, filter, reduce, pmap) after `|`", children[0]
+            )
         params = None
         if self.at_op("("):
             params = self.parse_parameters()
@@ -841,11 +902,18 @@ class Parser:
             count = len(params.names()) if params is not None else 0
             if op.value == "reduce" and count != 2:
                 anchor = params if params is not None else op
-                self.issue("E040", "expected accumulator and item variables: "
-                           "write `reduce(total, item):`", anchor)
+                self.issue(
+                    "E040",
+                    "expected accumulator and item variables: write `reduce(total, item):`",
+                    anchor,
+                )
             elif op.value != "reduce" and params is not None:
-                self.issue("E040", f"`{op.value}` takes no parameters: the current element is "
-                           "the implicit variable `item`", params)
+                self.issue(
+                    "E040",
+                    f"`{op.value}` takes no parameters: the current element is "
+                    "the implicit variable `item`",
+                    params,
+                )
         self.expect_colon(children, op.value if op is not None else "|")
         self.header_block(children, STATEMENTS, f"| {op.value if op else ''}:", indent)
         return t.PipeStage(children)
@@ -1042,8 +1110,9 @@ class Parser:
                 return children
             item = element()
             if item is None:
-                self.junk(children, until=lambda x: x.value in (",", close)
-                          and isinstance(x, t.Operator))
+                self.junk(
+                    children, until=lambda x: x.value in (",", close) and isinstance(x, t.Operator)
+                )
             else:
                 children.append(item)
             tok = self.cur()
@@ -1052,8 +1121,11 @@ class Parser:
             if tok.value == "," and isinstance(tok, t.Operator):
                 children.append(self.take())
             elif not (tok.value == close and isinstance(tok, t.Operator)):
-                self.junk(children, f"expected `,` or `{close}`",
-                          until=lambda x: x.value in (",", close) and isinstance(x, t.Operator))
+                self.junk(
+                    children,
+                    f"expected `,` or `{close}`",
+                    until=lambda x: x.value in (",", close) and isinstance(x, t.Operator),
+                )
 
     def parse_array(self) -> t.ArrayLiteral:
         return t.ArrayLiteral(self._bracketed("[", "]", self.parse_arrow))
@@ -1064,8 +1136,7 @@ class Parser:
     def _object_entry(self) -> Any:
         tok = self.cur()
         nxt = self.peek()
-        if isinstance(tok, t.Name | t.String) and isinstance(nxt, t.Operator) \
-                and nxt.value == ":":
+        if isinstance(tok, t.Name | t.String) and isinstance(nxt, t.Operator) and nxt.value == ":":
             if isinstance(tok, t.String):
                 self.check_string(tok)
             children: list[Any] = [self.take(), self.take()]
@@ -1107,8 +1178,11 @@ class Parser:
         elif isinstance(tok, t.Operator) and tok.value == ":":
             children.append(self.take())
             has_target = self.name_or_missing_quiet(children)
-        elif isinstance(tok, t.Name) and isinstance(self.peek(), t.Operator) \
-                and self.peek().value == ":":
+        elif (
+            isinstance(tok, t.Name)
+            and isinstance(self.peek(), t.Operator)
+            and self.peek().value == ":"
+        ):
             children.append(self.take())
             children.append(self.take())
             has_target = self.name_or_missing_quiet(children)
@@ -1118,8 +1192,10 @@ class Parser:
             if isinstance(tok, t.Operator):
                 message = "session requires an agent: write `session: agent-name`"
             else:
-                message = 'session requires a prompt or agent reference: write ' \
+                message = (
+                    "session requires a prompt or agent reference: write "
                     '`session "prompt"` or `session: agent-name`'
+                )
             self.issue("E003", message, kw)
         return node
 
@@ -1187,8 +1263,9 @@ class Parser:
             else:
                 children.append(collection)
         else:
-            self.missing("E004", "expected `in` and a collection: write `for item in items:`",
-                         children[-1])
+            self.missing(
+                "E004", "expected `in` and a collection: write `for item in items:`", children[-1]
+            )
         self.expect_colon(children, "collection")
         self.header_block(children, STATEMENTS, "for", indent)
         return t.ForEach(children)
@@ -1198,8 +1275,9 @@ class Parser:
         children: list[Any] = [self.take_keyword()]
         count = self.parse_primary()
         if count is None:
-            self.missing("E004", "expected a count after `repeat`, such as `repeat 3:`",
-                         children[-1])
+            self.missing(
+                "E004", "expected a count after `repeat`, such as `repeat 3:`", children[-1]
+            )
         else:
             children.append(count)
         self._as_name(children)

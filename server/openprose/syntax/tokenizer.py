@@ -12,6 +12,7 @@ incremental parser uses to reparse a few statements in the middle of a file.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from openprose.syntax.tree import (
     Discretion,
@@ -21,7 +22,6 @@ from openprose.syntax.tree import (
     Newline,
     Number,
     Operator,
-    ProseLeaf,
     String,
 )
 
@@ -81,7 +81,7 @@ class LogicalLine:
     def __init__(
         self,
         indent: str,
-        tokens: list[ProseLeaf],
+        tokens: list[Any],
         newline: Newline | None,
         prefix_line: int,
         offset: int,
@@ -136,7 +136,7 @@ class Tokenizer:
             return LogicalLine("", [], None, prefix_line, prefix_start, marker)
         pos = line_start + len(indent)
 
-        tokens: list[ProseLeaf] = []
+        tokens: list[Any] = []
         append = tokens.append
         depth = 0
         token_prefix_start = prefix_start
@@ -199,7 +199,7 @@ class Tokenizer:
         self.line = line
         return LogicalLine(indent, tokens, newline, prefix_line, prefix_start)
 
-    def _continues(self, tokens: list[ProseLeaf], after: int, indent: str) -> bool:
+    def _continues(self, tokens: list[Any], after: int, indent: str) -> bool:
         """Whether a line break inside open brackets continues the logical line.
 
         An unclosed bracket must not swallow the rest of the file: stop at a line

@@ -261,13 +261,13 @@ class ProseNode(_parso.BaseNode):
         return f"<{type(self).__name__}@{line},{column}>"
 
     # Helpers for accessors -------------------------------------------------
-    def _first(self, cls: type[Any]) -> Any:
+    def _first(self, cls: Any) -> Any:
         for child in self.children:
             if isinstance(child, cls):
                 return child
         return None
 
-    def _all(self, cls: type[Any]) -> list[Any]:
+    def _all(self, cls: Any) -> list[Any]:
         return [c for c in self.children if isinstance(c, cls)]
 
     def _keyword(self, value: str) -> Keyword | None:
