@@ -113,7 +113,10 @@ def test_parse_round_trips_on_arbitrary_unicode(text: str) -> None:
     assert parse(text).get_code() == text
 
 
-def _edit(draw: st.DrawFn, text: str) -> tuple[tuple[int, int], tuple[int, int], str]:
+Edit = tuple[tuple[int, int], tuple[int, int], str]
+
+
+def _edit(draw: st.DrawFn, text: str) -> Edit:
     lines = text.split("\n")
     line = draw(st.integers(0, len(lines)))
     column = draw(st.integers(0, 40))
@@ -142,7 +145,7 @@ def edited_documents(
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(edited_documents())
-def test_incremental_equals_full_parse(case: tuple[str, list]) -> None:
+def test_incremental_equals_full_parse(case: tuple[str, list[Edit]]) -> None:
     text, edits = case
     doc = Document(text)
     for start, end, new_text in edits:
