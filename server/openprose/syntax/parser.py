@@ -432,7 +432,10 @@ class Parser:
             children.append(self.take())
             return True
         if self.at_eol():
-            self.missing("E004", f"expected `:` after `{what}`", children[-1])
+            header = "".join(c.get_code() for c in children).strip()
+            if len(header) > 40 or "\n" in header:
+                header = what
+            self.missing("E004", f"expected `:` after `{header}`", children[-1])
             return False
         # Junk up to a colon on this line, if there is one.
         self.junk(children, until=lambda tok: tok.value == ":" and isinstance(tok, t.Operator))

@@ -179,6 +179,13 @@ class Tokenizer:
                 line += 1
                 break
             elif kind == "disc":
+                if not value.startswith("***") and not value.endswith("**", 2):
+                    # An unclosed `**` before a header's final `:` leaves the colon out,
+                    # so `if **ready:` reports one error instead of two.
+                    body = value.rstrip()
+                    if body.endswith(":") and len(body) > 3:
+                        end = pos + len(body) - 1
+                        value = text[pos:end]
                 append(Discretion(value, line, column, prefix))
                 if value.startswith("***"):
                     n, last = count_newlines(text, pos, end)
