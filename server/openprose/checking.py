@@ -6,6 +6,8 @@ parser's syntax diagnostics; the analyzer's semantic rules will be added here.
 
 from __future__ import annotations
 
+from typing import Any
+
 from openprose.diagnostics import Diagnostic
 from openprose.syntax import parse, syntax_diagnostics
 
@@ -16,6 +18,11 @@ def check_text(text: str, path: str | None = None) -> list[Diagnostic]:
     ``path`` names the document on disk (None for unsaved text); the analyzer will use it to
     resolve ``use`` of local programs relative to the importing file.
     """
-    module = parse(text)
+    return check_module(parse(text), path)
+
+
+def check_module(module: Any, path: str | None = None) -> list[Diagnostic]:
+    """Every diagnostic for an already parsed module (the language server keeps its trees
+    up to date incrementally, so it checks the tree rather than the text)."""
     diagnostics = syntax_diagnostics(module)
     return sorted(diagnostics, key=Diagnostic.sort_key)

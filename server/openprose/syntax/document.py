@@ -74,6 +74,14 @@ class Document:
             end -= 1
         return min(start + max(character, 0), end)
 
+    def line_text(self, line: int) -> str:
+        """The text of a 0-based line without its line break ("" past the end)."""
+        starts = self._starts
+        if not 0 <= line < len(starts):
+            return ""
+        end = starts[line + 1] if line + 1 < len(starts) else len(self.text)
+        return self.text[starts[line] : end].rstrip("\r\n")
+
     def position_at(self, offset: int) -> tuple[int, int]:
         """The 0-based (line, character) position of an offset."""
         offset = max(0, min(offset, len(self.text)))

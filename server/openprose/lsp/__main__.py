@@ -1,0 +1,3 @@
+from openprose.lsp.server import main
+
+main()
