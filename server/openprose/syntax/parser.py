@@ -176,7 +176,10 @@ class Parser:
         )
 
     def missing(self, code: str, message: str, after: Any) -> None:
-        self.issues.append(t.SyntaxIssue.after(code, message, after.get_last_leaf()))
+        leaf = after.get_last_leaf()
+        if isinstance(leaf, t.String | t.Discretion) and not leaf.is_terminated:
+            return  # an unclosed string or condition ran on: that is the one error
+        self.issues.append(t.SyntaxIssue.after(code, message, leaf))
 
     def check_string(self, leaf: t.String) -> None:
         if not leaf.is_terminated:
@@ -301,7 +304,7 @@ class Parser:
             node = self.parse_clause(t.OptionClause, self.line.indent)
         else:
             node = self.parse_statement()
-            if kind == OPTIONS and not isinstance(node, t.OptionClause | t.ErrorNode):
+            if kind == OPTIONS and not isinstance(node, (*_CLAUSES, t.ErrorNode)):
                 self.issue(
                     "E005",
                     'only `option "label":` clauses can appear inside a `choice` block',
@@ -365,12 +368,12 @@ class Parser:
         return issue
 
     def parse_block(self, kind: int, header_indent: str, required: bool) -> Any:
-        """At the end of a header line: the indented block under it, or None.
-
-        With no block, the header's newline is returned for the caller to keep
-        (and the line is consumed).  Optional blocks are only taken when the next
-        line is deeper (and, for properties, does not continue a pipeline).
+        """At the end of a header line: the indented block under it, or None (nothing
+        consumed).  Optional blocks are only taken when the next line is deeper and,
+        for properties, does not continue a pipeline.
         """
+        if self.barrier:
+            return None  # a construct inside the header already took the lines below it
         nxt = self._peek_line()
         if (
             not nxt.eof
@@ -513,7 +516,9 @@ class Parser:
 
     def parse_expression_statement(self) -> Any:
         start = self.i
-        node = self.parse_expression()
+        # A statement is a session, block, loop or call: `session "a" and b` is junk
+        # after a statement, not a boolean expression.
+        node = self.parse_expression(operators=False)
         if node is None or isinstance(node, t.ProseLeaf):
             self.i = start  # a bare name or literal is not a statement
             return self.parse_error_statement()
@@ -829,16 +834,30 @@ class Parser:
         return t.Property(children)
 
     def property_block(self, children: list[Any]) -> None:
-        """An optional block of properties under a session or resume line."""
-        if self.at_eol() and not self.barrier:
+        """An optional block of properties under a session or resume line.
+
+        Taken only when the first indented line looks like a property (``name:``):
+        an indented statement, an ``->`` or ``|`` continuation, or text left over
+        after a stray triple quote is something else, and reported once as such.
+        """
+        if self.barrier or self.i < self.n:
+            return
+        nxt = self._peek_line()
+        tokens = nxt.tokens
+        if (
+            len(tokens) >= 2
+            and isinstance(tokens[0], t.Name)
+            and tokens[1].value == ":"
+            and isinstance(tokens[1], t.Operator)
+        ):
             block = self.parse_block(PROPERTIES, self.line.indent, False)
             if block is not None:
                 children.append(block)
 
     # ------------------------------------------------------------ expressions
 
-    def parse_expression(self) -> Any:
-        node = self.parse_arrow()
+    def parse_expression(self, operators: bool = True) -> Any:
+        node = self.parse_arrow(operators)
         if node is None:
             return None
         if self.at_op("|") or self._pipe_continues():
@@ -921,10 +940,11 @@ class Parser:
         self.header_block(children, STATEMENTS, f"| {op.value if op else ''}:", indent)
         return t.PipeStage(children)
 
-    def parse_arrow(self) -> Any:
+    def parse_arrow(self, operators: bool = True) -> Any:
         """A value, or ``a -> b -> ...`` (a line may also start with ``-> b``)."""
         indent = self.line.indent
-        first = self._or_test()
+        operand = self._or_test if operators else self.parse_primary
+        first = operand()
         if first is None:
             return None
         children = [first]
@@ -933,7 +953,7 @@ class Parser:
                 break
             arrow = self.take()
             children.append(arrow)
-            step = self._or_test()
+            step = operand()
             if step is None:
                 self.missing("E004", "expected a session after `->`", arrow)
                 break
@@ -1254,7 +1274,10 @@ class Parser:
 
     def _for_each(self, children: list[Any], indent: str) -> t.ForEach:
         children.append(self.take_keyword())
-        self.name_or_missing(children, "E004", "expected a loop variable after `for`")
+        if self.at_word("in"):
+            self.missing("E004", "expected a loop variable after `for`", children[-1])
+        else:
+            self.name_or_missing(children, "E004", "expected a loop variable after `for`")
         if self.at_op(","):
             children.append(self.take())
             self.name_or_missing(children, "E004", "expected an index variable after `,`")
@@ -1309,6 +1332,8 @@ class Parser:
 
 
 _BINDERS = ("let", "const", "output")
+# Clause nodes report their own misplacement (E035/E036).
+_CLAUSES = (t.OptionClause, t.ElifClause, t.ElseClause, t.CatchClause, t.FinallyClause)
 
 _STATEMENTS: dict[str, Callable[[Parser], Any]] = {
     "agent": Parser.parse_agent,

@@ -33,7 +33,7 @@ _TOKEN = re.compile(
     r"""
       (?P<ws>[ \t\f]+)
     | (?P<name>[^\W\d]\w*(?:-\w+)*)
-    | (?P<str>"(?:""(?:[^"\\]++|\\.|"{1,2}+(?!"))*+(?:"{3,}|\Z)|(?:[^"\\\r\n]++|\\[^\r\n]?)*+"?))
+    | (?P<str>"(?:""(?:[^"\\]++|\\.?|"{1,2}+(?!"))*+(?:"{3,}|\Z)|(?:[^"\\\r\n]++|\\[^\r\n]?)*+"?))
     | (?P<nl>\r\n|\n|\r)
     | (?P<comment>\#[^\r\n]*)
     | (?P<disc>\*\*\*(?:[^*]++|\*(?!\*\*))*+(?:\*\*\*|\Z)|\*\*(?:[^*\r\n]++|\*(?!\*))*+(?:\*\*)?)
@@ -132,7 +132,8 @@ class Tokenizer:
             self.pos = length
             self.line = line
             self.done = True
-            marker = EndMarker("", line, length - line_start, text[prefix_start:])
+            last_break = max(text.rfind("\n"), text.rfind("\r")) + 1
+            marker = EndMarker("", line, length - last_break, text[prefix_start:])
             return LogicalLine("", [], None, prefix_line, prefix_start, marker)
         pos = line_start + len(indent)
 

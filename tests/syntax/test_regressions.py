@@ -1,0 +1,46 @@
+"""Inputs that once broke an invariant, kept so they never break it again."""
+
+from __future__ import annotations
+
+import pytest
+
+from openprose.syntax import Document, parse
+from openprose.syntax.debug import check_parents, signature
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A session in a header took the lines below as its properties; the header's
+        # own block must not then skip the line after them.
+        "for x in session\n a\nb\n c",
+        'for x in session:\n  session "a"\nsession "b"\n  session "c"\n',
+        "parallel for x in session\n a\nb\n",
+        "repeat session\n  prompt: x\nlet y = 1\n",
+    ],
+)
+def test_nothing_is_lost_when_a_header_expression_takes_a_block(text: str) -> None:
+    module = parse(text)
+    assert module.get_code() == text
+    check_parents(module)
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end", "new_text"),
+    [
+        # A `"""` string running to the end of the file that ends in a backslash.
+        ('session """\nhello\n\n\\', (2, 0), (2, 0), '"""'),
+        ('"""\nr\n\\', (2, 1), (2, 1), "#"),
+    ],
+)
+def test_incremental_matches_full_parse(
+    text: str, start: tuple[int, int], end: tuple[int, int], new_text: str
+) -> None:
+    doc = Document(text)
+    doc.apply_edit(start, end, new_text)
+    assert signature(doc.module) == signature(parse(doc.text))
+
+
+def test_unterminated_triple_string_ending_in_a_backslash_is_one_token() -> None:
+    module = parse('"""\nr\n\\')
+    assert [type(leaf).__name__ for leaf in module.statements()[0].children][:1] == ["String"]
