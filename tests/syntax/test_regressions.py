@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from openprose.syntax import Document, parse
+from openprose.syntax import Document, parse, syntax_diagnostics
 from openprose.syntax.debug import check_parents, signature
 
 
@@ -44,3 +44,27 @@ def test_incremental_matches_full_parse(
 def test_unterminated_triple_string_ending_in_a_backslash_is_one_token() -> None:
     module = parse('"""\nr\n\\')
     assert [type(leaf).__name__ for leaf in module.statements()[0].children][:1] == ["String"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "let x = " + "[" * 5000,
+        "let x = " + "(" * 3000 + "a",
+        "".join(" " * i + "if **c**:\n" for i in range(500)),
+        "let x = " + "not " * 5000 + "a",
+    ],
+    ids=["brackets", "parentheses", "blocks", "nots"],
+)
+def test_deep_nesting_never_raises(text: str) -> None:
+    module = parse(text)
+    assert module.get_code() == text
+    assert syntax_diagnostics(module)
+
+
+def test_editing_deep_inside_nested_blocks_matches_a_full_parse() -> None:
+    text = "".join(" " * i + "if **c**:\n" for i in range(80)) + " " * 80 + 'session "x"\n'
+    doc = Document(text)
+    for line in (10, 60, 70):
+        doc.apply_edit((line, line + 5), (line, line + 5), "z")
+        assert signature(doc.module) == signature(parse(doc.text))

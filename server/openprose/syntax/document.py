@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from openprose.syntax import tree as t
-from openprose.syntax.parser import STATEMENTS, Parser, parse
+from openprose.syntax.parser import STATEMENTS, Parser, gc_paused, parse
 from openprose.syntax.tokenizer import count_newlines
 
 _LINE_BREAK = re.compile(r"\r\n|\n|\r")
@@ -116,7 +116,8 @@ class Document:
         self.text = text
         line_delta = len(self._starts) - len(old_starts)
         try:
-            stats = self._reparse(text, first, last, line_delta)
+            with gc_paused():
+                stats = self._reparse(text, first, last, line_delta)
         except RecursionError:  # pragma: no cover - pathological nesting
             stats = None
         if stats is None:
@@ -174,6 +175,7 @@ class Document:
             block_indent = _line_indent(items[0].get_first_leaf())
 
         parser = Parser(text, region_offset, region_line)
+        parser.nesting = _enclosing_blocks(block)
         if i == 0 and not is_module and (parser.line.eof or parser.line.indent != block_indent):
             return None  # the block's own indentation may have changed
         before = items[i].get_first_leaf().get_previous_leaf()
@@ -270,6 +272,17 @@ def _item_starting_at(items: list[Any], line: int, min_index: int) -> int | None
     if k >= min_index and _first_line(items[k]) == line:
         return k
     return None
+
+
+def _enclosing_blocks(block: Any) -> int:
+    """How many blocks a full parse has open when it parses ``block``'s items."""
+    count = 0
+    node = block.parent
+    while node is not None:
+        if isinstance(node, t.Module | t.Suite | t.PropertyBlock | t.ErrorBlock):
+            count += 1
+        node = node.parent
+    return count
 
 
 def _line_indent(leaf: Any) -> str:
