@@ -115,10 +115,25 @@ def enter_at_end(lines: list[str], cycles: int) -> Scenario:
 
 
 def enter_splitting(lines: list[str], cycles: int) -> Scenario:
+    """Enter before `session` with no indentation: inside `block main:` this moves the rest of
+    the block out of it, a structural change that reparses everything after the line."""
     line = nearest_line(lines, is_let_session)
     column = lines[line].index("session")
     pair = [Edit((line, column), (line, column), "\n"), Edit((line, column), (line + 1, 0), "")]
     return Scenario("Enter splitting a line", line, [pair] * cycles)
+
+
+def enter_splitting_indented(lines: list[str], cycles: int) -> Scenario:
+    """The same split as an editor makes it: the new line keeps the statement's indentation
+    plus one level, so the block structure around it does not change."""
+    line = nearest_line(lines, is_let_session)
+    column = lines[line].index("session")
+    indent = indent_of(lines[line]) + "  "
+    pair = [
+        Edit((line, column), (line, column), "\n" + indent),
+        Edit((line, column), (line + 1, len(indent)), ""),
+    ]
+    return Scenario("Enter splitting a line (+indent)", line, [pair] * cycles)
 
 
 def typing_cycle(line: int, end: int, indent: str, statement: str) -> list[Edit]:
@@ -148,6 +163,7 @@ def scenarios(text: str, repetitions: int) -> list[Scenario]:
         char_in_string(lines, pairs),
         enter_at_end(lines, pairs),
         enter_splitting(lines, pairs),
+        enter_splitting_indented(lines, pairs),
         typing_statement(lines, max(2, repetitions // 45)),
     ]
 

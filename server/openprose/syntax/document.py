@@ -93,7 +93,9 @@ class Document:
     def replace(self, text: str) -> None:
         """Replace the whole text (a full reparse)."""
         self.text = text
+        old = self.module
         self.module = parse(text)
+        release([old])
         self._starts = line_starts(text)
         self.stats = ReparseStats("full")
 
@@ -121,7 +123,9 @@ class Document:
         except RecursionError:  # pragma: no cover - pathological nesting
             stats = None
         if stats is None:
+            old = self.module
             self.module = parse(text)
+            release([old])
             stats = ReparseStats("full")
         self.stats = stats
 
@@ -232,8 +236,7 @@ class Document:
                 assert marker is not None
                 marker.parent = self.module
                 self.module.children[-1] = marker
-        for item in old_slice:
-            item.parent = None
+        release(old_slice)
         return "incremental", len(new_items), len(items) - len(old_slice)
 
 
@@ -272,6 +275,20 @@ def _item_starting_at(items: list[Any], line: int, min_index: int) -> int | None
     if k >= min_index and _first_line(items[k]) == line:
         return k
     return None
+
+
+def release(nodes: list[Any]) -> None:
+    """Cut the parent links inside discarded subtrees.
+
+    Parent links make every tree a reference cycle, which only the cyclic garbage
+    collector can free, in one long pause over the whole heap; without them the old
+    statements are freed at once by reference counting.
+    """
+    for node in nodes:
+        node.parent = None
+        children = getattr(node, "children", None)
+        if children is not None:
+            release(children)
 
 
 def _enclosing_blocks(block: Any) -> int:
