@@ -1064,29 +1064,22 @@ class Parser:
         return self._or_test()
 
     def _or_test(self) -> Any:
-        left = self._and_test()
-        if left is None or not self.at_word("or"):
-            return left
-        children = [left]
-        while self.at_word("or"):
-            children.append(self.take_keyword())
-            right = self._and_test()
-            if right is None:
-                self.missing("E004", "expected a condition after `or`", children[-1])
-                break
-            children.append(right)
-        return t.BooleanExpression(children)
+        return self._boolean_chain("or", self._and_test)
 
     def _and_test(self) -> Any:
-        left = self._not_test()
-        if left is None or not self.at_word("and"):
+        return self._boolean_chain("and", self._not_test)
+
+    def _boolean_chain(self, word: str, operand: Callable[[], Any]) -> Any:
+        """``operand (word operand)*`` as a BooleanExpression (or the lone operand)."""
+        left = operand()
+        if left is None or not self.at_word(word):
             return left
         children = [left]
-        while self.at_word("and"):
+        while self.at_word(word):
             children.append(self.take_keyword())
-            right = self._not_test()
+            right = operand()
             if right is None:
-                self.missing("E004", "expected a condition after `and`", children[-1])
+                self.missing("E004", f"expected a condition after `{word}`", children[-1])
                 break
             children.append(right)
         return t.BooleanExpression(children)

@@ -13,8 +13,9 @@ right when the incremental parser shifts reused statements.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from parso import tree as _parso
 
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from openprose.syntax.strings import StringPart
 
 Position = tuple[int, int]
+_T = TypeVar("_T")
 
 # --------------------------------------------------------------------------- leaves
 
@@ -261,13 +263,13 @@ class ProseNode(_parso.BaseNode):
         return f"<{type(self).__name__}@{line},{column}>"
 
     # Helpers for accessors -------------------------------------------------
-    def _first(self, cls: Any) -> Any:
+    def _first(self, cls: builtins.type[_T]) -> _T | None:
         for child in self.children:
             if isinstance(child, cls):
                 return child
         return None
 
-    def _all(self, cls: Any) -> list[Any]:
+    def _all(self, cls: builtins.type[_T]) -> list[_T]:
         return [c for c in self.children if isinstance(c, cls)]
 
     def _keyword(self, value: str) -> Keyword | None:
@@ -394,8 +396,7 @@ class Property(ProseNode):
 
     @property
     def block(self) -> PropertyBlock | None:
-        block = self._first(PropertyBlock)
-        return block if isinstance(block, PropertyBlock) else None
+        return self._first(PropertyBlock)
 
 
 class _HasProperties(ProseNode):
@@ -403,8 +404,7 @@ class _HasProperties(ProseNode):
 
     @property
     def property_block(self) -> PropertyBlock | None:
-        block = self._first(PropertyBlock)
-        return block if isinstance(block, PropertyBlock) else None
+        return self._first(PropertyBlock)
 
     def properties(self) -> list[Property]:
         block = self.property_block
@@ -420,8 +420,7 @@ class _HasSuite(ProseNode):
 
     @property
     def body(self) -> Suite | None:
-        suite = self._first(Suite)
-        return suite if isinstance(suite, Suite) else None
+        return self._first(Suite)
 
     def body_statements(self) -> list[Any]:
         body = self.body
@@ -533,8 +532,7 @@ class BlockDefinition(_HasSuite):
 
     @property
     def parameter_list(self) -> Parameters | None:
-        params = self._first(Parameters)
-        return params if isinstance(params, Parameters) else None
+        return self._first(Parameters)
 
     def parameters(self) -> list[Name]:
         params = self.parameter_list
@@ -678,8 +676,7 @@ class DoInvocation(ProseNode):
 
     @property
     def arguments(self) -> Arguments | None:
-        args = self._first(Arguments)
-        return args if isinstance(args, Arguments) else None
+        return self._first(Arguments)
 
 
 class ArrowSequence(ProseNode):
@@ -704,8 +701,7 @@ class Parallel(_HasSuite):
 
     @property
     def modifiers(self) -> Arguments | None:
-        args = self._first(Arguments)
-        return args if isinstance(args, Arguments) else None
+        return self._first(Arguments)
 
 
 class Repeat(_HasSuite):
@@ -776,8 +772,7 @@ class Loop(_HasSuite):
 
     @property
     def modifiers(self) -> Arguments | None:
-        args = self._first(Arguments)
-        return args if isinstance(args, Arguments) else None
+        return self._first(Arguments)
 
     @property
     def index(self) -> Name | None:
@@ -811,8 +806,7 @@ class PipeStage(_HasSuite):
 
     @property
     def parameter_list(self) -> Parameters | None:
-        params = self._first(Parameters)
-        return params if isinstance(params, Parameters) else None
+        return self._first(Parameters)
 
 
 # Error handling and conditionals -------------------------------------------------
@@ -829,8 +823,7 @@ class TryStatement(_HasSuite):
 
     @property
     def finally_clause(self) -> FinallyClause | None:
-        clause = self._first(FinallyClause)
-        return clause if isinstance(clause, FinallyClause) else None
+        return self._first(FinallyClause)
 
 
 class CatchClause(_HasSuite):
@@ -897,8 +890,7 @@ class IfStatement(_HasSuite):
 
     @property
     def else_clause(self) -> ElseClause | None:
-        clause = self._first(ElseClause)
-        return clause if isinstance(clause, ElseClause) else None
+        return self._first(ElseClause)
 
 
 class ElifClause(_HasSuite):
@@ -942,8 +934,7 @@ class ProgramCall(ProseNode):
 
     @property
     def arguments(self) -> Arguments | None:
-        args = self._first(Arguments)
-        return args if isinstance(args, Arguments) else None
+        return self._first(Arguments)
 
 
 class Arguments(ProseNode):
