@@ -6,6 +6,7 @@ parser's syntax diagnostics; the analyzer's semantic rules will be added here.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from openprose.diagnostics import Diagnostic
@@ -24,5 +25,8 @@ def check_text(text: str, path: str | None = None) -> list[Diagnostic]:
 def check_module(module: Any, path: str | None = None) -> list[Diagnostic]:
     """Every diagnostic for an already parsed module (the language server keeps its trees
     up to date incrementally, so it checks the tree rather than the text)."""
+    from openprose.analysis import analyze
+
     diagnostics = syntax_diagnostics(module)
+    diagnostics += analyze(module, Path(path) if path else None)
     return sorted(diagnostics, key=Diagnostic.sort_key)

@@ -1,0 +1,25 @@
+"""Validation rules, one module per area of the language reference.
+
+Every module here exposes ``check(ctx)``; ``all_rules()`` finds them, so adding a rule
+module needs no registration.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from functools import cache
+
+from openprose.analysis.context import Context
+
+Rule = Callable[[Context], None]
+
+
+@cache
+def all_rules() -> tuple[Rule, ...]:
+    rules = []
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        rules.append(module.check)
+    return tuple(rules)

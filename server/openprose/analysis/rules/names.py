@@ -1,0 +1,262 @@
+"""Names and scopes: the flat namespace, definitions, references, agents and blocks.
+
+Spec sections: Variables & Context, the Flat Namespace Requirement, Agent Definitions
+(duplicates), Composition Blocks (references, duplicates, conflicts), Fixed and Unbounded
+Loops, Pipelines and Error Handling (variables that shadow), Session and Resume
+(undefined agents), Strings (undefined interpolation variables), Inputs and Outputs
+(duplicates and conflicts).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openprose.analysis.context import Context
+from openprose.analysis.model import RESERVED_WORDS, Kind, Reference, Symbol, exclusive
+from openprose.syntax import tree as t
+
+_UNDEFINED = {
+    "interpolation": ("E044", "undefined variable `{name}` in interpolation"),
+    "placeholder": (
+        "W034",
+        "`{{{name}}}` names no variable, so it stays as text; write `\\{{{name}}}` if that is "
+        "intended, or define `{name}`",
+    ),
+    "context": ("E045", "undefined variable `{name}` in context"),
+    "collection": ("E061", "undefined collection variable `{name}`"),
+}
+
+_SHADOW = {
+    Kind.LOOP: ("W017", "loop variable `{name}` shadows an outer variable"),
+    Kind.INDEX: ("W017", "loop variable `{name}` shadows an outer variable"),
+    Kind.PIPELINE: ("W020", "pipeline variable `{name}` shadows an outer variable"),
+    Kind.PARAMETER: ("W015", "parameter `{name}` shadows an outer variable"),
+    Kind.ERROR: ("W021", "error variable `{name}` shadows an outer variable"),
+}
+
+
+def check(ctx: Context) -> None:
+    _agents_and_blocks(ctx)
+    _variables(ctx)
+    _references(ctx)
+    _reserved_words(ctx)
+
+
+def _agents_and_blocks(ctx: Context) -> None:
+    model = ctx.model
+    for name, agents in model.agents.items():
+        for duplicate in agents[1:]:
+            ctx.report(
+                "E006",
+                f"agent `{name}` is already defined",
+                duplicate.name_leaf,
+                related=(("first defined here", agents[0].name_leaf),),
+            )
+    for name, blocks in model.blocks.items():
+        for duplicate in blocks[1:]:
+            ctx.report(
+                "E052",
+                f"block `{name}` is already defined",
+                duplicate.name_leaf,
+                related=(("first defined here", blocks[0].name_leaf),),
+            )
+        agent = model.agent(name)
+        if agent is not None:
+            ctx.report(
+                "E053",
+                f"block name `{name}` conflicts with agent name",
+                blocks[0].name_leaf,
+                related=(("the agent is defined here", agent.name_leaf),),
+            )
+        for block in blocks:
+            if not isinstance(block.parent, t.Module):
+                ctx.report(
+                    "E069",
+                    f"block `{name}` must be defined at the top level of the program, "
+                    "not inside another statement",
+                    block.name_leaf,
+                )
+    for leaf, node in model.agent_references:
+        if model.agent(leaf.value) is None:
+            ctx.report("E007", f"agent `{leaf.value}` is not defined", leaf)
+    for invocation in model.block_references:
+        name = invocation.name
+        if name is not None and model.block(name.value) is None:
+            message = f"block `{name.value}` is not defined"
+            if name.value in model.programs:
+                message += f"; `{name.value}` is an imported program: call it as `{name.value}(...)`"
+            ctx.report("E051", message, name)
+
+
+def _variables(ctx: Context) -> None:
+    """Duplicates in the flat namespace, conflicts with agents, and shadowing."""
+    model = ctx.model
+    seen: dict[str, list[Symbol]] = {}
+    program_names = model.program_scope.symbols
+    for symbol in model.definitions:
+        name = symbol.name
+        agent = model.agent(name)
+        if agent is not None and not symbol.kind.is_scoped:
+            ctx.report(
+                "E049",
+                f"variable name `{name}` conflicts with agent name",
+                symbol.leaf,
+                related=(("the agent is defined here", agent.name_leaf),),
+            )
+        if symbol.kind.is_scoped:
+            _shadowing(ctx, symbol, program_names)
+            continue
+        if symbol.exported or _reexport(symbol):
+            continue
+        # Each block body is a namespace of its own (blocks have function-like scope).
+        earlier = seen.setdefault(f"{name}@{_namespace(symbol)}", [])
+        previous = next((p for p in earlier if _collides(p, symbol)), None)
+        earlier.append(symbol)
+        if previous is not None:
+            _duplicate(ctx, symbol, previous)
+
+
+def _namespace(symbol: Symbol) -> int:
+    node = symbol.node.parent
+    while node is not None:
+        if isinstance(node, t.BlockDefinition):
+            return id(node)
+        node = node.parent
+    return 0
+
+
+def _reexport(symbol: Symbol) -> bool:
+    """``output review = review`` publishes a variable under its own name."""
+    node = symbol.node
+    return (
+        symbol.kind is Kind.OUTPUT
+        and isinstance(node.value, t.Name)
+        and node.value.value == symbol.name
+    )
+
+
+def _collides(previous: Symbol, symbol: Symbol) -> bool:
+    if exclusive(previous.node, symbol.node):
+        return False  # at most one of the two ever runs
+    if previous.kind is Kind.OUTPUT and symbol.kind is Kind.OUTPUT:
+        # Setting the result in a branch (before a `throw`, or as an early answer) and
+        # again later is how programs finish early: only flag two unconditional outputs.
+        return previous.node.parent is symbol.node.parent
+    return True
+
+
+def _duplicate(ctx: Context, symbol: Symbol, previous: Symbol) -> None:
+    name = symbol.name
+    related = (("first defined here", previous.leaf),)
+    if symbol.kind is Kind.INPUT and previous.kind is Kind.INPUT:
+        ctx.report("E021", f"input `{name}` is already declared", symbol.leaf, related=related)
+    elif symbol.kind is Kind.OUTPUT and previous.kind is Kind.OUTPUT:
+        ctx.report("E024", f"output `{name}` is already declared", symbol.leaf, related=related)
+    elif symbol.kind is Kind.OUTPUT:
+        ctx.report(
+            "E047",
+            f"output name `{name}` conflicts with variable `{name}`",
+            symbol.leaf,
+            related=related,
+        )
+    else:
+        ctx.report(
+            "E019",
+            f"variable `{name}` is already defined (variable names are unique in a program)",
+            symbol.leaf,
+            related=related,
+        )
+
+
+def _shadowing(ctx: Context, symbol: Symbol, program_names: dict[str, Symbol]) -> None:
+    scope = symbol.scope
+    outer = scope.parent.lookup(symbol.name) if scope is not None and scope.parent else None
+    if outer is None or not outer.kind.is_variable or outer.exported:
+        return
+    if symbol.kind is not Kind.PARAMETER and outer.start > symbol.start and (
+        outer.kind is not Kind.INPUT
+    ):
+        return  # defined later, so not visible yet where this one is introduced
+    code, message = _SHADOW[symbol.kind]
+    anchor = symbol.leaf
+    ctx.report(
+        code,
+        message.format(name=symbol.name),
+        anchor,
+        related=(("the outer variable is defined here", outer.leaf),),
+    )
+
+
+def _references(ctx: Context) -> None:
+    definitions: dict[str, list[Symbol]] = {}
+    for symbol in ctx.model.definitions:
+        definitions.setdefault(symbol.name, []).append(symbol)
+    for reference in ctx.model.references:
+        if reference.symbol is None:
+            if reference.role == "context" and _persistent_agent(ctx, reference.name):
+                continue  # a persistent agent's memory passed as context
+            _undefined(ctx, reference, definitions.get(reference.name, []))
+        elif reference.role == "assignment":
+            _reassignment(ctx, reference)
+
+
+def _persistent_agent(ctx: Context, name: str) -> bool:
+    agent = ctx.model.agent(name)
+    return agent is not None and agent.get_property("persist") is not None
+
+
+def _undefined(ctx: Context, reference: Reference, definitions: list[Symbol]) -> None:
+    name = reference.name
+    at = (reference.start, reference.end)
+    if reference.role == "assignment":
+        ctx.report(
+            "E043",
+            f"cannot assign to undefined variable `{name}`: declare it with `let {name} = ...`",
+            at,
+        )
+        return
+    code, message = _UNDEFINED.get(reference.role, ("E043", "undefined variable `{name}`"))
+    message = message.format(name=name)
+    related: tuple[tuple[str, Any], ...] = ()
+    later = [d for d in definitions if d.start > reference.start and not d.kind.is_scoped]
+    if reference.hidden is not None:
+        where = {"loop": "a loop body", "block": "a block", "catch": "a catch block"}
+        hidden_scope = reference.hidden.scope
+        body = where.get(hidden_scope.kind if hidden_scope else "", "another body")
+        message += f": it is defined inside {body} and is not visible here"
+        if body == "a loop body":
+            message += " (accumulate across iterations with `reduce`)"
+        related = (("defined here", reference.hidden.leaf),)
+    elif later:
+        message += ": it is used before it is defined"
+        related = (("defined here", later[0].leaf),)
+    ctx.report(code, message, at, related=related)
+
+
+def _reassignment(ctx: Context, reference: Reference) -> None:
+    symbol = reference.symbol
+    assert symbol is not None
+    if not symbol.kind.is_constant:
+        return
+    what = "const" if symbol.kind is Kind.CONST else symbol.kind.value
+    ctx.report(
+        "E048",
+        f"cannot reassign {what} `{reference.name}`"
+        + ("" if symbol.kind is Kind.CONST else f": {what}s are constant"),
+        (reference.start, reference.end),
+        related=(("defined here", symbol.leaf),),
+    )
+
+
+def _reserved_words(ctx: Context) -> None:
+    model = ctx.model
+    named: list[Any] = [s.leaf for s in model.definitions if not s.implicit]
+    named += [a.name_leaf for agents in model.agents.values() for a in agents]
+    named += [b.name_leaf for blocks in model.blocks.values() for b in blocks]
+    for leaf in named:
+        if leaf is not None and leaf.value in RESERVED_WORDS:
+            ctx.report(
+                "E068",
+                f"`{leaf.value}` is a reserved word and cannot be used as a name",
+                leaf,
+            )
