@@ -94,7 +94,7 @@ _CODES = [
     Code("E054", "Empty block name", _E),
     Code("E055", "Invalid join strategy", _E),
     Code("E056", "Invalid on-fail policy", _E),
-    Code("E057", "Count without \"any\"", _E),
+    Code("E057", 'Count without "any"', _E),
     Code("E058", "Count less than 1", _E),
     Code("E059", "Repeat count must be positive", _E),
     Code("E060", "Repeat count must be an integer", _E),
@@ -134,6 +134,8 @@ _CODES = [
     Code("W033", "Output without a name", _W),
     Code("W034", "Placeholder names no variable", _W),
     Code("I001", "Program contract not verified offline", Severity.INFORMATION),
+    Code("W035", "Recursion without a base case", _W),
+    Code("E073", "Import not at the top level", _E),
 ]
 
 CODES: dict[str, Code] = {c.code: c for c in _CODES}

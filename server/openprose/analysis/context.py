@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from openprose.analysis.model import Model
 from openprose.codes import severity_of
 from openprose.diagnostics import Diagnostic, Position, Related
-from openprose.analysis.model import Model
 
 
 def span(node: Any) -> tuple[Position, Position]:

@@ -27,8 +27,31 @@ LITERALS = frozenset(("true", "false", "null", "none", "True", "False", "None"))
 # Words that start statements; the others (`as`, `in`, `map`, `until`...) are keywords
 # only where the grammar expects them, so they stay usable as names.
 RESERVED_WORDS = frozenset(
-    """agent block use input output let const session resume do parallel repeat for loop
-    try catch finally throw choice option if elif else""".split()
+    [
+        "agent",
+        "block",
+        "use",
+        "input",
+        "output",
+        "let",
+        "const",
+        "session",
+        "resume",
+        "do",
+        "parallel",
+        "repeat",
+        "for",
+        "loop",
+        "try",
+        "catch",
+        "finally",
+        "throw",
+        "choice",
+        "option",
+        "if",
+        "elif",
+        "else",
+    ]
 )
 
 
@@ -76,7 +99,7 @@ class Symbol:
 
     @property
     def start(self) -> tuple[int, int]:
-        return self.leaf.start_pos  # type: ignore[no-any-return]
+        return self.leaf.start_pos
 
 
 @dataclass(eq=False)
@@ -147,7 +170,7 @@ def statements_of(node: Any) -> list[Any]:
 def import_alias(use: t.UseStatement) -> str | None:
     """The name a ``use`` makes available: its alias, or the path's last segment."""
     if use.alias is not None:
-        return use.alias.value  # type: ignore[no-any-return]
+        return use.alias.value
     path = use.path
     if path is None:
         return None
@@ -204,7 +227,9 @@ class Binder:
                     and isinstance(node.parent.parent, t.Parallel)
                 ):
                     # Named parallel results are results too (`do research()` then `{docs}`).
-                    symbol = Symbol(node.target.value, Kind.BRANCH, node.target, node, exported=True)
+                    symbol = Symbol(
+                        node.target.value, Kind.BRANCH, node.target, node, exported=True
+                    )
                     self.define(self.model.program_scope, symbol)
 
     # ------------------------------------------------------------ definitions
@@ -277,8 +302,8 @@ class Binder:
             return
         if isinstance(node, t.TryStatement):
             self._walk(node.body_statements(), scope, False)
-            for clause in node.catch_clauses():
-                self._catch(clause, scope)
+            for catch in node.catch_clauses():
+                self._catch(catch, scope)
             if node.finally_clause is not None:
                 self._walk(node.finally_clause.body_statements(), scope, False)
             return
@@ -309,7 +334,9 @@ class Binder:
     def _catch(self, clause: t.CatchClause, scope: Scope) -> None:
         inner = self._enter("catch", clause, scope)
         if clause.error_name is not None:
-            self.define(inner, Symbol(clause.error_name.value, Kind.ERROR, clause.error_name, clause))
+            self.define(
+                inner, Symbol(clause.error_name.value, Kind.ERROR, clause.error_name, clause)
+            )
         self._walk(clause.body_statements(), inner, False)
         self._leave(inner)
 
@@ -481,9 +508,9 @@ def _inside_block(scope: Scope) -> bool:
     return False
 
 
-def exclusive(a: Any, b: Any) -> bool:
-    """Whether two nodes sit in different branches of one ``if`` or ``choice``, so that at
-    most one of them runs."""
+def exclusive(a: Any, b: Any) -> Any:
+    """The ``if`` or ``choice`` statement in whose different branches two nodes sit (so at
+    most one of them runs), or None."""
     ancestors_a: dict[int, Any] = {}
     child: Any = a
     node = a.parent
@@ -495,12 +522,14 @@ def exclusive(a: Any, b: Any) -> bool:
     while node is not None:
         if id(node) in ancestors_a:
             if ancestors_a[id(node)] is child:
-                return False
+                return None
             if isinstance(node, t.IfStatement):
-                return True
-            return isinstance(node, t.Suite) and isinstance(node.parent, t.ChoiceStatement)
+                return node
+            if isinstance(node, t.Suite) and isinstance(node.parent, t.ChoiceStatement):
+                return node.parent
+            return None
         child, node = node, node.parent
-    return False
+    return None
 
 
 def _all_block_definitions(statements: list[Any]) -> Iterator[t.BlockDefinition]:

@@ -500,7 +500,8 @@ class Parser:
             if is_assign:
                 return self.parse_assignment()
             handler = _EXPRESSIONS.get(tok.value)
-            if handler is not None or (isinstance(nxt, t.Operator) and nxt.value == "("):
+            if handler is not None or (isinstance(nxt, t.Operator) and nxt.value in "(|"):
+                # A call, or a pipeline run for its effects: `items | map: ...`.
                 return self.parse_expression_statement()
         return self.parse_error_statement()
 

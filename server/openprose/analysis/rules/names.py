@@ -53,11 +53,11 @@ def _agents_and_blocks(ctx: Context) -> None:
                 related=(("first defined here", agents[0].name_leaf),),
             )
     for name, blocks in model.blocks.items():
-        for duplicate in blocks[1:]:
+        for copy in blocks[1:]:
             ctx.report(
                 "E052",
                 f"block `{name}` is already defined",
-                duplicate.name_leaf,
+                copy.name_leaf,
                 related=(("first defined here", blocks[0].name_leaf),),
             )
         agent = model.agent(name)
@@ -76,7 +76,7 @@ def _agents_and_blocks(ctx: Context) -> None:
                     "not inside another statement",
                     block.name_leaf,
                 )
-    for leaf, node in model.agent_references:
+    for leaf, _node in model.agent_references:
         if model.agent(leaf.value) is None:
             ctx.report("E007", f"agent `{leaf.value}` is not defined", leaf)
     for invocation in model.block_references:
@@ -84,7 +84,9 @@ def _agents_and_blocks(ctx: Context) -> None:
         if name is not None and model.block(name.value) is None:
             message = f"block `{name.value}` is not defined"
             if name.value in model.programs:
-                message += f"; `{name.value}` is an imported program: call it as `{name.value}(...)`"
+                message += (
+                    f"; `{name.value}` is an imported program: call it as `{name.value}(...)`"
+                )
             ctx.report("E051", message, name)
 
 
@@ -107,6 +109,16 @@ def _variables(ctx: Context) -> None:
             _shadowing(ctx, symbol, program_names)
             continue
         if symbol.exported or _reexport(symbol):
+            continue
+        scoped = symbol.scope.lookup(name) if symbol.scope is not None else None
+        if scoped is not None and scoped.kind.is_scoped:
+            kind = scoped.kind.value
+            ctx.report(
+                "E019",
+                f"variable `{name}` is already defined as a {kind} here",
+                symbol.leaf,
+                related=((f"the {kind} is defined here", scoped.leaf),),
+            )
             continue
         # Each block body is a namespace of its own (blocks have function-like scope).
         earlier = seen.setdefault(f"{name}@{_namespace(symbol)}", [])
@@ -136,8 +148,12 @@ def _reexport(symbol: Symbol) -> bool:
 
 
 def _collides(previous: Symbol, symbol: Symbol) -> bool:
-    if exclusive(previous.node, symbol.node):
-        return False  # at most one of the two ever runs
+    if exclusive(previous.node, symbol.node) is not None:
+        # At most one of the two runs, so only one binding is ever written: the
+        # collision the flat namespace exists to prevent cannot happen.  (The reference
+        # lists same-named variables in if/elif/else branches as a collision, but real
+        # programs bind one result per branch, `if ...: let plan = A else: let plan = B`.)
+        return False
     if previous.kind is Kind.OUTPUT and symbol.kind is Kind.OUTPUT:
         # Setting the result in a branch (before a `throw`, or as an early answer) and
         # again later is how programs finish early: only flag two unconditional outputs.
@@ -173,8 +189,10 @@ def _shadowing(ctx: Context, symbol: Symbol, program_names: dict[str, Symbol]) -
     outer = scope.parent.lookup(symbol.name) if scope is not None and scope.parent else None
     if outer is None or not outer.kind.is_variable or outer.exported:
         return
-    if symbol.kind is not Kind.PARAMETER and outer.start > symbol.start and (
-        outer.kind is not Kind.INPUT
+    if (
+        symbol.kind is not Kind.PARAMETER
+        and outer.start > symbol.start
+        and (outer.kind is not Kind.INPUT)
     ):
         return  # defined later, so not visible yet where this one is introduced
     code, message = _SHADOW[symbol.kind]

@@ -1,0 +1,101 @@
+"""Where statements may stand, and block calls that can never finish.
+
+Spec sections: Use Statements (processed before anything else, so only at the top
+level) and Composition Blocks (blocks calling blocks).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openprose.analysis.context import Context
+from openprose.syntax import tree as t
+
+# Constructs that decide whether the statements under them run.
+_CONDITIONAL = (
+    t.IfStatement,
+    t.ElifClause,
+    t.ElseClause,
+    t.ChoiceStatement,
+    t.OptionClause,
+    t.Loop,
+    t.Repeat,
+    t.ForEach,
+    t.Pipeline,
+    t.TryStatement,
+    t.CatchClause,
+)
+
+
+def check(ctx: Context) -> None:
+    _imports_at_top_level(ctx)
+    _unconditional_recursion(ctx)
+
+
+def _imports_at_top_level(ctx: Context) -> None:
+    for node in t.iter_nodes(ctx.module):
+        if isinstance(node, t.UseStatement | t.ImportStatement) and not isinstance(
+            node.parent, t.Module
+        ):
+            ctx.report(
+                "E073",
+                "imports must be at the top level of the program, before other statements",
+                node.children[0],
+            )
+
+
+def _unconditional_recursion(ctx: Context) -> None:
+    """Blocks that call each other (or themselves) on every path never finish."""
+    calls: dict[str, list[tuple[str, Any]]] = {}
+    for name, blocks in ctx.model.blocks.items():
+        block = blocks[0]
+        calls[name] = [
+            (invocation.name.value, invocation)
+            for invocation in _unconditional_calls(block)
+            if invocation.name.value in ctx.model.blocks
+        ]
+    reported: set[str] = set()
+    for start in calls:
+        cycle = _cycle_from(start, calls)
+        if cycle is None or start in reported:
+            continue
+        reported.update(cycle)
+        first = ctx.model.blocks[start][0]
+        path = " -> ".join([*cycle, cycle[0]])
+        ctx.report(
+            "W035",
+            f"block `{start}` always calls itself again ({path}) with no condition that "
+            "stops it: put the recursive call under `if **...**:` with a base case",
+            first.name_leaf,
+        )
+
+
+def _unconditional_calls(block: t.BlockDefinition) -> list[Any]:
+    found = []
+    for node in t.iter_nodes(block):
+        if isinstance(node, t.DoInvocation) and node.name is not None:
+            ancestor = node.parent
+            conditional = False
+            while ancestor is not None and ancestor is not block:
+                if isinstance(ancestor, _CONDITIONAL):
+                    conditional = True
+                    break
+                ancestor = ancestor.parent
+            if not conditional:
+                found.append(node)
+    return found
+
+
+def _cycle_from(start: str, calls: dict[str, list[tuple[str, Any]]]) -> list[str] | None:
+    """A cycle of unconditional calls through ``start``, as a list of block names."""
+    stack = [(start, [start])]
+    seen: set[str] = set()
+    while stack:
+        name, path = stack.pop()
+        for callee, _ in calls.get(name, []):
+            if callee == start:
+                return path
+            if callee not in seen:
+                seen.add(callee)
+                stack.append((callee, [*path, callee]))
+    return None
