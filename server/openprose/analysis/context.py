@@ -27,6 +27,18 @@ class Context:
     # Loads the contract of a program a `use` statement names (None: no cross-file).
     contracts: Any = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    _index: dict[type, list[Any]] | None = field(default=None, repr=False)
+
+    def nodes(self, *classes: type) -> list[Any]:
+        """Every node of these classes in the module, in source order, outside error nodes
+        (one shared walk of the tree for all the rules)."""
+        if self._index is None:
+            self._index = _index_nodes(self.module)
+        if len(classes) == 1:
+            return self._index.get(classes[0], [])
+        found = [n for cls in classes for n in self._index.get(cls, [])]
+        found.sort(key=lambda n: n.start_pos)
+        return found
 
     def report(
         self,
@@ -57,3 +69,21 @@ def _range(at: Any) -> tuple[Position, Position]:
     if isinstance(at, tuple):
         return at[0], at[1]
     return span(at)
+
+
+def _index_nodes(module: Any) -> dict[type, list[Any]]:
+    from openprose.syntax import tree as t
+
+    index: dict[type, list[Any]] = {}
+    stack = [module]
+    while stack:
+        node = stack.pop()
+        index.setdefault(type(node), []).append(node)
+        if isinstance(node, t.ErrorNode):
+            continue
+        children = node.children
+        for i in range(len(children) - 1, -1, -1):
+            child = children[i]
+            if hasattr(child, "children"):
+                stack.append(child)
+    return index

@@ -33,10 +33,8 @@ def check(ctx: Context) -> None:
 
 
 def _imports_at_top_level(ctx: Context) -> None:
-    for node in t.iter_nodes(ctx.module):
-        if isinstance(node, t.UseStatement | t.ImportStatement) and not isinstance(
-            node.parent, t.Module
-        ):
+    for node in ctx.nodes(t.UseStatement, t.ImportStatement):
+        if not isinstance(node.parent, t.Module):
             ctx.report(
                 "E073",
                 "imports must be at the top level of the program, before other statements",
