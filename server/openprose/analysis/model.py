@@ -24,15 +24,13 @@ from openprose.syntax import tree as t
 # Bare words that are values, not variable references.
 LITERALS = frozenset(("true", "false", "null", "none", "True", "False", "None"))
 
-# Words that start statements; the others (`as`, `in`, `map`, `until`...) are keywords
-# only where the grammar expects them, so they stay usable as names.
+# Words that start definitions and control flow: a variable named `session` or `for`
+# reads as the statement.  The others (`input`, `as`, `in`, `map`, `until`...) are
+# keywords only where the grammar expects them, so they stay usable as names.
 RESERVED_WORDS = frozenset(
     [
         "agent",
         "block",
-        "use",
-        "input",
-        "output",
         "let",
         "const",
         "session",
@@ -235,6 +233,10 @@ class Binder:
     # ------------------------------------------------------------ definitions
 
     def define(self, scope: Scope, symbol: Symbol) -> None:
+        # A catch block scopes only its error variable: a `let` in it is visible after it,
+        # like one in a `try` or `if` body.
+        while scope.kind == "catch" and not symbol.kind.is_scoped and scope.parent is not None:
+            scope = scope.parent
         symbol.scope = scope
         if symbol.name not in scope.symbols:
             scope.symbols[symbol.name] = symbol
