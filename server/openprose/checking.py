@@ -1,32 +1,48 @@
 """The one function every front end (CLI, language server, VM) uses to check a document.
 
-Keeping a single entry point means a new rule shows up everywhere at once: today it is the
-parser's syntax diagnostics; the analyzer's semantic rules will be added here.
+Keeping a single entry point means a new rule shows up everywhere at once: the parser's
+syntax diagnostics and the analyzer's semantic rules, then the project's configuration
+(rule selection, severity overrides) and the document's suppression comments.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from openprose.diagnostics import Diagnostic
 from openprose.syntax import parse, syntax_diagnostics
 
+if TYPE_CHECKING:
+    from openprose.config import Config
 
-def check_text(text: str, path: str | None = None) -> list[Diagnostic]:
+
+def check_text(
+    text: str, path: str | None = None, config: Config | None = None
+) -> list[Diagnostic]:
     """Every diagnostic for ``text``, sorted by position.
 
-    ``path`` names the document on disk (None for unsaved text); the analyzer will use it to
-    resolve ``use`` of local programs relative to the importing file.
+    ``path`` names the document on disk (None for unsaved text); the analyzer uses it to
+    resolve ``use`` of local programs relative to the importing file. ``config`` selects
+    rules and overrides severities (None: every rule at its default severity); the caller
+    finds it, usually with ``openprose.config.ConfigFinder``. Suppression comments in the
+    text always apply.
     """
-    return check_module(parse(text), path)
+    return check_module(parse(text), path, config)
 
 
-def check_module(module: Any, path: str | None = None) -> list[Diagnostic]:
+def check_module(
+    module: Any, path: str | None = None, config: Config | None = None
+) -> list[Diagnostic]:
     """Every diagnostic for an already parsed module (the language server keeps its trees
     up to date incrementally, so it checks the tree rather than the text)."""
     from openprose.analysis import analyze
+    from openprose.suppressions import apply_suppressions
 
     diagnostics = syntax_diagnostics(module)
     diagnostics += analyze(module, Path(path) if path else None)
+    # Selection, then severity overrides, then suppression comments (README, "Configuration").
+    if config is not None:
+        diagnostics = config.apply(diagnostics)
+    diagnostics = apply_suppressions(diagnostics, module)
     return sorted(diagnostics, key=Diagnostic.sort_key)

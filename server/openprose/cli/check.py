@@ -6,7 +6,7 @@ import argparse
 import json
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from openprose.cli.render import (
     Style,
@@ -17,8 +17,11 @@ from openprose.cli.render import (
     to_json,
     wants_colour,
 )
-from openprose.cli.sources import SourceError, discover, read_source
+from openprose.cli.sources import SourceError, SourceFile, discover, read_source
 from openprose.diagnostics import Diagnostic, Severity
+
+if TYPE_CHECKING:
+    from openprose.config import Config
 
 # Exit statuses (documented in the README).
 EXIT_CLEAN = 0  # no errors; warnings and hints allowed
@@ -51,6 +54,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="auto",
         help="colour the human format (auto: only on a terminal, and not when NO_COLOR is set)",
     )
+    parser.add_argument(
+        "--config",
+        metavar="PATH",
+        help="use this configuration file (prose.toml-style, or a pyproject.toml with a "
+        "[tool.openprose] table) instead of searching upwards from each file",
+    )
+    for option, meaning in (
+        ("--select", "check only these rules (replaces the configuration's selection)"),
+        ("--extend-select", "check these rules as well"),
+        ("--ignore", "do not check these rules"),
+    ):
+        parser.add_argument(
+            option,
+            metavar="CODES",
+            action="append",
+            help=f"{meaning}: codes or prefixes separated by commas, such as W015,E04",
+        )
 
 
 @dataclass
@@ -76,8 +96,15 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     # Imported here, not at the top: `prose --help`, `--version` and the renderer should not
     # pay for loading the parser (and later the analyzer).
     from openprose.checking import check_text
+    from openprose.config import ConfigError
 
     sources, missing = discover(args.paths or ["."])
+    try:
+        # Every configuration is found before any output, so a bad one is the only message.
+        configs = _configurations(args, sources)
+    except ConfigError as invalid:
+        print(f"prose: error: {invalid}", file=stderr)
+        return EXIT_TROUBLE
     tally = _Tally()
     style = Style(colour=wants_colour(args.color, stdout))
     json_items: list[dict[str, str | int]] = []
@@ -95,7 +122,13 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         except SourceError as error:
             report_unreadable(error)
             continue
-        diagnostics = check_text(text, source.fs_path)
+        config = configs[source]
+        # Without a configuration, the two-argument call every caller used before
+        # (stand-ins for check_text in tests take just the text and the path).
+        if config is None:
+            diagnostics = check_text(text, source.fs_path)
+        else:
+            diagnostics = check_text(text, source.fs_path, config)
         tally.add(diagnostics)
         path = source.display_path
         if args.format == "json":
@@ -117,3 +150,43 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     )
     print(summary, file=stderr)
     return tally.exit_status()
+
+
+def _configurations(
+    args: argparse.Namespace, sources: list[SourceFile]
+) -> dict[SourceFile, Config | None]:
+    """The configuration of each source: ``--config``, or the one found upwards from it,
+    with the command line's rule selection on top. Raises ConfigError."""
+    from openprose.config import (
+        Config,
+        ConfigFinder,
+        RuleSelection,
+        load_config,
+        parse_selectors,
+    )
+
+    def codes(option: str, *, ignoring: bool = False) -> list[str] | None:
+        values = getattr(args, option.lstrip("-").replace("-", "_"))
+        if values is None:
+            return None
+        listed = [code.strip() for value in values for code in value.split(",") if code.strip()]
+        return parse_selectors(option, option, listed, ignoring=ignoring)
+
+    select = codes("--select")
+    overrides: RuleSelection | None = RuleSelection(
+        select=None if select is None else tuple(select),
+        extend_select=tuple(codes("--extend-select") or ()),
+        ignore=tuple(codes("--ignore", ignoring=True) or ()),
+    )
+    if overrides == RuleSelection():
+        overrides = None  # nothing on the command line
+
+    finder = ConfigFinder()
+    fixed = load_config(args.config) if args.config else None
+    result: dict[SourceFile, Config | None] = {}
+    for source in sources:
+        config = fixed or finder.for_path(source.fs_path)
+        if overrides is not None:
+            config = (config or Config()).with_selection(overrides)
+        result[source] = config
+    return result

@@ -1,0 +1,304 @@
+"""Project configuration: which rules run and at what severity.
+
+The format follows ruff's rule selection, kept small (README, "Configuration")::
+
+    # prose.toml (the whole file is the table), or a [tool.openprose] table in pyproject.toml
+    select = ["E", "W"]            # codes or prefixes; default: every code
+    extend-select = ["I001"]       # added to select
+    ignore = ["W015", "W03"]       # codes or prefixes to leave out
+    severity = { W005 = "error", E044 = "warning" }
+
+A prefix is a code's leading characters (``W``, ``W0``, ``E04``). For each code the most
+specific selector decides (an exact code beats ``E04``, which beats ``E``; on a tie ``ignore``
+wins). Syntax errors (``SYNTAX_CODES``) are always reported as errors: naming them in
+``ignore`` or giving them another severity is a ``ConfigError``, and so is an unknown key or
+code, because a typo must not silently do nothing.
+
+``ConfigFinder`` finds a file's configuration by walking up from its directory and caches
+what it finds per directory. Loading never prints anything: every problem is a
+``ConfigError`` and the caller decides (the CLI exits with status 2).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from openprose.codes import CODES
+from openprose.diagnostics import Diagnostic, Severity
+
+PROSE_TOML = "prose.toml"
+PYPROJECT_TOML = "pyproject.toml"
+
+# The codes the parser reports: a program with one of these has no reliable tree, so they
+# can be neither ignored nor downgraded (by configuration or by a suppression comment).
+SYNTAX_CODES: frozenset[str] = frozenset(
+    ["E001", "E002", "E003", "E004", "E005", "E020", "E023"]
+    + [f"E{n:03d}" for n in range(29, 43)]
+    + ["E054"]
+)
+
+KEYS = ("select", "extend-select", "ignore", "severity")
+SEVERITIES = {s.label: s for s in sorted(Severity)}  # error, warning, information, hint
+
+_SELECTOR = re.compile(r"[A-Z][0-9]{0,3}")
+
+
+class ConfigError(Exception):
+    """A configuration that cannot be used; ``str()`` is one line for the user.
+
+    ``source`` is the configuration file (or the command-line option) at fault.
+    """
+
+    def __init__(self, source: str, reason: str) -> None:
+        where = "option" if source.startswith("--") else f"configuration in {source}"
+        super().__init__(f"invalid {where}: {reason}")
+        self.source = source
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class RuleSelection:
+    """One source of rule selection (a configuration file, or the command line).
+
+    ``select=None`` keeps the codes enabled by the sources before this one.
+    """
+
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+
+    def apply(self, enabled: set[str]) -> set[str]:
+        """The codes enabled after this source, given those enabled before it."""
+        chosen = [*(self.select or ()), *self.extend_select]
+        result = set() if self.select is not None else set(enabled)
+        for code in CODES:
+            # Most specific selector wins; an ignore wins a tie (it sorts after a select).
+            matches = [(len(s), False, s) for s in self.ignore if code.startswith(s)]
+            matches += [(len(s), True, s) for s in chosen if code.startswith(s)]
+            if matches:
+                _, is_select, _ = max(matches, key=lambda m: (m[0], not m[1]))
+                if is_select:
+                    result.add(code)
+                else:
+                    result.discard(code)
+        return result
+
+
+@dataclass(frozen=True)
+class Config:
+    """Resolved settings: the enabled codes and each code's severity.
+
+    Build one with ``load_config`` (a file), ``Config()`` (the defaults) or
+    ``with_selection`` (command-line overrides on top of a file).
+    """
+
+    path: str | None = None  # the file it came from; None: defaults
+    selections: tuple[RuleSelection, ...] = ()
+    severity: Mapping[str, Severity] = dataclasses.field(default_factory=dict)
+    enabled: frozenset[str] = dataclasses.field(init=False)
+    severities: Mapping[str, Severity] = dataclasses.field(init=False)
+
+    def __post_init__(self) -> None:
+        enabled = set(CODES)
+        for selection in self.selections:
+            enabled = selection.apply(enabled)
+        object.__setattr__(self, "enabled", frozenset(enabled | SYNTAX_CODES))
+        object.__setattr__(self, "severities", _resolve_severities(self.severity))
+
+    def with_selection(self, selection: RuleSelection) -> Config:
+        """This configuration with one more selection source applied after the others."""
+        return Config(self.path, (*self.selections, selection), self.severity)
+
+    def apply(self, diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+        """Drop the diagnostics of codes not enabled; override severities."""
+        result = []
+        for d in diagnostics:
+            if d.code not in self.enabled and d.code in CODES:
+                continue
+            severity = self.severities.get(d.code, d.severity)
+            result.append(
+                d if severity is d.severity else dataclasses.replace(d, severity=severity)
+            )
+        return result
+
+
+def _resolve_severities(overrides: Mapping[str, Severity]) -> dict[str, Severity]:
+    """Per code, the override of the most specific matching key (a code or a prefix)."""
+    resolved: dict[str, Severity] = {}
+    for code in CODES:
+        keys = [k for k in overrides if code.startswith(k)]
+        if keys and code not in SYNTAX_CODES:
+            resolved[code] = overrides[max(keys, key=len)]
+    return resolved
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def parse_selectors(source: str, key: str, value: object, *, ignoring: bool = False) -> list[str]:
+    """Check a list of codes or prefixes; raise ConfigError naming the bad ones."""
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(source, f'`{key}` must be a list of codes or prefixes, such as ["W0"]')
+    unknown = [v for v in value if not _is_known_selector(v)]
+    if unknown:
+        raise ConfigError(source, f"unknown code or prefix in `{key}`: {', '.join(unknown)}")
+    if ignoring:
+        syntax_only = [v for v in value if _matches_only_syntax(v)]
+        if syntax_only:
+            raise ConfigError(
+                source,
+                f"`{key}` names syntax errors, which cannot be ignored: {', '.join(syntax_only)}",
+            )
+    return list(value)
+
+
+def _is_known_selector(selector: str) -> bool:
+    return bool(_SELECTOR.fullmatch(selector)) and any(c.startswith(selector) for c in CODES)
+
+
+def _matches_only_syntax(selector: str) -> bool:
+    return all(c in SYNTAX_CODES for c in CODES if c.startswith(selector))
+
+
+def _parse_severity(source: str, value: object) -> dict[str, Severity]:
+    if not isinstance(value, dict):
+        raise ConfigError(source, '`severity` must be a table, such as { W005 = "error" }')
+    unknown = [k for k in value if not _is_known_selector(k)]
+    if unknown:
+        raise ConfigError(source, f"unknown code or prefix in `severity`: {', '.join(unknown)}")
+    result: dict[str, Severity] = {}
+    for key, name in value.items():
+        if not isinstance(name, str) or name not in SEVERITIES:
+            raise ConfigError(
+                source,
+                f"`severity.{key}` must be one of {', '.join(SEVERITIES)}, not {name!r}",
+            )
+        if SEVERITIES[name] is not Severity.ERROR and _matches_only_syntax(key):
+            raise ConfigError(
+                source, f"`severity.{key}`: syntax errors are always errors, not {name}"
+            )
+        result[key] = SEVERITIES[name]
+    return result
+
+
+def config_from_table(source: str, table: Mapping[str, Any]) -> Config:
+    """A Config from the keys of a ``[tool.openprose]`` table (or a whole prose.toml)."""
+    unknown = [k for k in table if k not in KEYS]
+    if unknown:
+        raise ConfigError(
+            source, f"unknown key {', '.join(map(repr, unknown))} (known: {', '.join(KEYS)})"
+        )
+    select = table.get("select")
+    selection = RuleSelection(
+        select=None if select is None else tuple(parse_selectors(source, "select", select)),
+        extend_select=tuple(
+            parse_selectors(source, "extend-select", table.get("extend-select", []))
+        ),
+        ignore=tuple(parse_selectors(source, "ignore", table.get("ignore", []), ignoring=True)),
+    )
+    severity = _parse_severity(source, table.get("severity", {}))
+    return Config(source, (selection,), severity)
+
+
+# --------------------------------------------------------------------------- files
+
+
+def _read_toml(path: str) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as file:
+            return tomllib.load(file)
+    except OSError as error:
+        raise ConfigError(path, f"cannot read it: {error.strerror or error}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(path, "not valid UTF-8") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(path, f"not valid TOML: {error}") from None
+
+
+def _openprose_table(path: str, data: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The ``[tool.openprose]`` table of a parsed pyproject.toml, if it has one."""
+    tool = data.get("tool")
+    table = tool.get("openprose") if isinstance(tool, dict) else None
+    if table is not None and not isinstance(table, dict):
+        raise ConfigError(path, "`tool.openprose` must be a table")
+    return table
+
+
+def load_config(path: str) -> Config:
+    """Load a configuration file named explicitly (``--config``).
+
+    A file named ``pyproject.toml`` must have a ``[tool.openprose]`` table; any other file is
+    read like ``prose.toml`` (the whole file is the table).
+    """
+    data = _read_toml(path)
+    if os.path.basename(path) != PYPROJECT_TOML:
+        return config_from_table(path, data)
+    table = _openprose_table(path, data)
+    if table is None:
+        raise ConfigError(path, "no [tool.openprose] table")
+    return config_from_table(path, table)
+
+
+class ConfigFinder:
+    """Finds the configuration that applies to a file, caching per directory.
+
+    The configuration is the first, walking up from the file's directory to the root, of a
+    ``prose.toml`` or a ``pyproject.toml`` with a ``[tool.openprose]`` table (``prose.toml``
+    first when a directory has both). None when there is none. One finder per run: files
+    changed after they were read are not reread (a long-lived caller calls ``clear()``).
+    """
+
+    def __init__(self) -> None:
+        self._by_directory: dict[str, Config | ConfigError | None] = {}
+
+    def clear(self) -> None:
+        self._by_directory.clear()
+
+    def for_path(self, path: str | None) -> Config | None:
+        """The configuration for a file (None: standard input, searched from the current
+        directory)."""
+        directory = os.path.dirname(os.path.abspath(path)) if path else os.getcwd()
+        return self.for_directory(directory)
+
+    def for_directory(self, directory: str) -> Config | None:
+        visited: list[str] = []
+        found: Config | ConfigError | None = None
+        current = directory
+        while True:
+            if current in self._by_directory:
+                found = self._by_directory[current]
+                break
+            visited.append(current)
+            try:
+                found = self._load_in(current)
+            except ConfigError as error:
+                found = error
+            if found is not None:
+                break
+            parent = os.path.dirname(current)
+            if parent == current:
+                break
+            current = parent
+        for seen in visited:
+            self._by_directory[seen] = found
+        if isinstance(found, ConfigError):
+            raise found
+        return found
+
+    @staticmethod
+    def _load_in(directory: str) -> Config | None:
+        prose_toml = os.path.join(directory, PROSE_TOML)
+        if os.path.isfile(prose_toml):
+            return config_from_table(prose_toml, _read_toml(prose_toml))
+        pyproject = os.path.join(directory, PYPROJECT_TOML)
+        if os.path.isfile(pyproject):
+            table = _openprose_table(pyproject, _read_toml(pyproject))
+            if table is not None:
+                return config_from_table(pyproject, table)
+        return None
