@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from openprose.checking import check_text
 from openprose.diagnostics import Diagnostic
 from openprose.syntax import (
     AgentDefinition,
@@ -517,18 +518,35 @@ def test_e033_block_header_at_end_of_file_without_newline() -> None:
     assert span(d) == ((1, 8), (1, 8))
 
 
-def test_e033_if_followed_by_dedented_line() -> None:
-    module, diagnostics = check('if **c**:\nsession "next"\n')
-    d = only(diagnostics, "E033")
-    assert span(d) == ((1, 9), (1, 9))
+def test_empty_if_body_is_a_warning_not_a_syntax_error() -> None:
+    # The language reference makes an empty if/elif/else/option body a warning (W025,
+    # W026, reported by the analyzer), so the parser records no E033 for these clauses.
+    text = 'if **ready**:\nsession "next"\n'
+    module, diagnostics = check(text)
+    assert diagnostics == []
     statement, after = module.statements()
     assert isinstance(statement, IfStatement)
     assert statement.body is None
     assert_next_session(after, "next", 2)
+    assert [(d.code, d.start, d.end) for d in check_text(text)] == [("W026", (1, 0), (1, 13))]
 
 
 @pytest.mark.parametrize(
-    "header", ["agent a:", "do:", "parallel:", "repeat 2:", "for x in xs:", "loop:", "try:"]
+    "text",
+    [
+        'if **a**:\n  session "x"\nelif **b**:\nelse:\n  session "y"\n',
+        'if **a**:\n  session "x"\nelse:\n',
+        'choice **c**:\n  option "a":\n  option "b":\n    session "x"\n',
+    ],
+)
+def test_empty_clause_bodies_are_not_syntax_errors(text: str) -> None:
+    _, diagnostics = check(text)
+    assert diagnostics == []
+
+
+@pytest.mark.parametrize(
+    "header",
+    ["agent a:", "do:", "parallel:", "repeat 2:", "for x in xs:", "loop:", "try:", "choice **c**:"],
 )
 def test_e033_other_headers(header: str) -> None:
     module, diagnostics = check(f'{header}\nsession "next"\n')

@@ -17,7 +17,15 @@ def analyze(
     project_root: Path | None = None,
     contracts: Any = None,
 ) -> list[Diagnostic]:
-    """The semantic diagnostics of a parsed module (syntax diagnostics excluded)."""
+    """The semantic diagnostics of a parsed module (syntax diagnostics excluded).
+
+    ``contracts`` loads the contracts of imported programs; by default, for a document on
+    disk, a ``ContractLoader`` reading local programs and the project's import cache.
+    """
+    if contracts is None and path is not None:
+        from openprose.analysis.contracts import ContractLoader
+
+        contracts = ContractLoader(project_root)
     ctx = Context(module, build_model(module), path, project_root, contracts)
     for rule in all_rules():
         rule(ctx)

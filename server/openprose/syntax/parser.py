@@ -426,19 +426,26 @@ class Parser:
             return block_cls([newline, *items])
         return None
 
-    def header_block(self, children: list[Any], kind: int, what: str, indent: str) -> Any:
-        """After a header's ``:``: junk to end of line, then the required block."""
+    def header_block(
+        self, children: list[Any], kind: int, what: str, indent: str, may_be_empty: bool = False
+    ) -> Any:
+        """After a header's ``:``: junk to end of line, then the required block.
+
+        ``may_be_empty``: for ``if``/``elif``/``else``/``option`` an empty body is a
+        warning of the analyzer (W025/W026), not a syntax error.
+        """
         self.junk(children)
         block = self.parse_block(kind, indent, True)
         if block is not None:
             children.append(block)
             return block
-        anchor = children[0]
-        self.missing(
-            "E033",
-            f"expected an indented block after `{what}`",
-            children[-1] if children else anchor,
-        )
+        if not may_be_empty:
+            anchor = children[0]
+            self.missing(
+                "E033",
+                f"expected an indented block after `{what}`",
+                children[-1] if children else anchor,
+            )
         self.finish(children)
         return None
 
@@ -667,7 +674,7 @@ class Parser:
         indent = self.line.indent
         children: list[Any] = [self.take_keyword()]
         self.name_or_missing(
-            children, "E004", "block definition must have a name: write `block name:`"
+            children, "E054", "block definition must have a name: write `block name:`"
         )
         if self.at_op("("):
             children.append(self.parse_parameters())
@@ -742,7 +749,8 @@ class Parser:
             else:
                 self.missing("E004", "expected a quoted label after `option`", kw)
         self.expect_colon(children, word)
-        self.header_block(children, STATEMENTS, f"{word}:", indent)
+        empty_ok = cls in (t.ElifClause, t.ElseClause, t.OptionClause)
+        self.header_block(children, STATEMENTS, f"{word}:", indent, may_be_empty=empty_ok)
         node = cls(children)
         node.issues = issues or None
         self.issues = saved
@@ -765,7 +773,7 @@ class Parser:
         children: list[Any] = [self.take_keyword()]
         self._condition(children, "if")
         self.expect_colon(children, "condition")
-        self.header_block(children, STATEMENTS, "if", indent)
+        self.header_block(children, STATEMENTS, "if", indent, may_be_empty=True)
         seen_else = False
         while self._continuation(indent, ("elif", "else")):
             word = self.toks[0].value

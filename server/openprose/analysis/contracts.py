@@ -1,0 +1,388 @@
+"""The contracts of imported programs: what a `use` names, and the inputs and outputs of
+the program it names, read from disk without ever touching the network.
+
+What a use path may be (this decides between E011, E012 and W006, which the imports rule
+reports):
+
+- ``@handle/slug``: a registry program (the language reference's only form).  ``handle/slug``
+  without the ``@`` is the registry shorthand of the VM reference (prose.md, "Remote
+  Programs"), so it is a registry path too.  Handle and slug are made of letters, digits,
+  ``-``, ``_`` and ``.``.
+- ``./name.prose``, ``../lib/name.prose``, ``/abs/name.prose``, or any path ending in
+  ``.prose``: a local program file, relative to the importing file.  A bare name such as
+  ``helper`` is a local program too (prose.md: "Otherwise -> treat as local file path"):
+  ``helper`` (or ``helper.prose``) next to the importing file.
+- ``https://...`` (or ``http://``): a program fetched directly by URL (prose.md).  Known, but
+  never fetched here, so its contract is not verified.
+- any other ``scheme:...`` (``github:``, ``npm:``, ``git+ssh://``...): a source format the
+  language does not know (W006, a warning: a VM might still make sense of it).
+- anything else (``@acme``, ``@a/b/c``, ``a/b/c``, ``summarise tool``, surrounding spaces):
+  an invalid path (E012).
+
+Registry programs are looked up in the project's import cache and never fetched.  The state
+layout (prose.md, state/filesystem.md) stores every imported program a run fetched at
+``.prose/runs/{run-id}/imports/{handle}--{slug}/program.prose``; a project may also keep a
+copy at ``.prose/imports/{handle}--{slug}/program.prose`` (the same directory naming, one
+level up, outside any run: a vendored copy).  The vendored copy wins; otherwise the copy of
+the most recent run (run ids start with the date and time, so they sort by age).  The
+project root is the nearest ancestor directory of the importing file holding a ``.prose/``
+directory, else the file's own directory.
+
+Parsed contracts are cached per absolute path and revalidated by modification time and
+size, so checking a directory parses each imported file once.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from openprose.syntax import tree as t
+
+Position = tuple[int, int]
+
+_NAME = r"[A-Za-z0-9_.\-]+"
+_REGISTRY = re.compile(rf"@?(?P<handle>{_NAME})/(?P<slug>{_NAME})")
+_BARE = re.compile(_NAME)
+_URL = re.compile(r"https?://\S+", re.IGNORECASE)
+# A scheme of two or more characters, so that a Windows drive (`C:\x.prose`) is a path.
+_SCHEME = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]+):")
+_LOCAL_PREFIXES = ("./", "../", "/", "~/", ".\\", "..\\")
+
+# Statements that may come before the inputs of a program: anything else is executable.
+_DECLARATIONS = (
+    t.UseStatement,
+    t.ImportStatement,
+    t.InputDeclaration,
+    t.AgentDefinition,
+    t.BlockDefinition,
+)
+
+
+class Kind(enum.Enum):
+    EMPTY = "empty"  # E011
+    INVALID = "invalid"  # E012
+    REGISTRY = "registry"
+    LOCAL = "local"
+    URL = "url"
+    SCHEME = "scheme"  # W006
+
+
+@dataclass(frozen=True, slots=True)
+class ImportPath:
+    """What a use path names."""
+
+    text: str
+    kind: Kind
+    handle: str | None = None  # registry paths
+    slug: str | None = None
+    scheme: str | None = None  # unknown source formats
+    bare: bool = False  # a local path written as a bare name (`helper`)
+
+    @property
+    def key(self) -> str:
+        """The same program written two ways gives the same key (`@a/b` and `a/b`)."""
+        if self.kind is Kind.REGISTRY:
+            return f"@{self.handle}/{self.slug}"
+        if self.kind is Kind.LOCAL:
+            text = self.text.replace("\\", "/")
+            return text if text.endswith(".prose") else text + ".prose"
+        return self.text
+
+    @property
+    def shown(self) -> str:
+        return self.key if self.kind is Kind.REGISTRY else self.text
+
+
+def classify(text: str) -> ImportPath:
+    if not text.strip():
+        return ImportPath(text, Kind.EMPTY)
+    if text != text.strip() or "\n" in text or "\r" in text:
+        return ImportPath(text, Kind.INVALID)
+    if text.startswith("@"):
+        m = _REGISTRY.fullmatch(text)
+        if m and _real(m["handle"]) and _real(m["slug"]):
+            return ImportPath(text, Kind.REGISTRY, m["handle"], m["slug"])
+        return ImportPath(text, Kind.INVALID)
+    if _URL.fullmatch(text):
+        return ImportPath(text, Kind.URL)
+    scheme = _SCHEME.match(text)
+    if scheme:
+        return ImportPath(text, Kind.SCHEME, scheme=scheme["scheme"])
+    if text.startswith(_LOCAL_PREFIXES) or text.endswith(".prose"):
+        return ImportPath(text, Kind.LOCAL)
+    m = _REGISTRY.fullmatch(text)
+    if m and _real(m["handle"]) and _real(m["slug"]):
+        return ImportPath(text, Kind.REGISTRY, m["handle"], m["slug"])
+    if _BARE.fullmatch(text) and _real(text):
+        return ImportPath(text, Kind.LOCAL, bare=True)
+    return ImportPath(text, Kind.INVALID)
+
+
+def _real(part: str) -> bool:
+    """Not only dots (`.` and `..` are directories, not names)."""
+    return part.strip(".") != ""
+
+
+# --------------------------------------------------------------------------- contracts
+
+
+@dataclass(frozen=True, slots=True)
+class Port:
+    """An input or output of a program, where it is declared in the program's file."""
+
+    name: str
+    start: Position
+    end: Position
+    # Inputs: declared before any executable statement (the program's header), so the
+    # caller must give them.  A later input is a runtime prompt (prose.md, "Mid-program
+    # inputs"): a caller may pre-supply it, and the VM asks the user otherwise.
+    required: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Dependency:
+    """A `use` inside a program: its path as written and where that string is."""
+
+    text: str
+    start: Position
+    end: Position
+
+
+@dataclass(frozen=True, slots=True)
+class Contract:
+    path: Path  # the file the contract was read from
+    inputs: tuple[Port, ...]
+    outputs: tuple[Port, ...]
+    uses: tuple[Dependency, ...]
+
+    def input(self, name: str) -> Port | None:
+        return next((p for p in self.inputs if p.name == name), None)
+
+    def output(self, name: str) -> Port | None:
+        return next((p for p in self.outputs if p.name == name), None)
+
+
+def contract_of(module: Any, path: Path) -> Contract:
+    """The contract a parsed program offers its callers.
+
+    Inputs: top-level ``input`` statements and those nested in control flow (not inside
+    block definitions); the ones before the first executable statement are required.
+    Outputs: every named ``output`` outside block definitions (a block's ``output`` is the
+    block's result, not the program's).
+    """
+    inputs: dict[str, Port] = {}
+    outputs: dict[str, Port] = {}
+    uses: list[Dependency] = []
+    executable = False
+    for statement in module.statements():
+        if isinstance(statement, t.UseStatement) and statement.path is not None:
+            leaf = statement.path
+            uses.append(Dependency(leaf.text, leaf.start_pos, leaf.end_pos))
+        if isinstance(statement, t.BlockDefinition):
+            continue
+        if not isinstance(statement, (*_DECLARATIONS, t.ErrorNode)):
+            executable = True
+        for node in _nodes_outside_blocks(statement):
+            if isinstance(node, t.InputDeclaration) and node.name is not None:
+                required = node is statement and not executable
+                _add(inputs, node.name, required)
+            elif isinstance(node, t.OutputBinding) and node.name is not None:
+                _add(outputs, node.name, True)
+    return Contract(path, tuple(inputs.values()), tuple(outputs.values()), tuple(uses))
+
+
+def _add(ports: dict[str, Port], leaf: Any, required: bool) -> None:
+    if leaf.value not in ports:
+        ports[leaf.value] = Port(leaf.value, leaf.start_pos, leaf.end_pos, required)
+
+
+def _nodes_outside_blocks(node: Any) -> Iterator[Any]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, t.BlockDefinition):
+            continue
+        yield current
+        stack.extend(child for child in reversed(current.children) if hasattr(child, "children"))
+
+
+# --------------------------------------------------------------------------- resolution
+
+
+class Status(enum.Enum):
+    FOUND = "found"
+    MISSING = "missing"  # a local file that does not exist or cannot be read (E072)
+    OFFLINE = "offline"  # a registry program not in the cache, or a URL (I001)
+    UNRESOLVED = "unresolved"  # nothing to look up: an invalid path, no importing file...
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    path: ImportPath
+    status: Status
+    contract: Contract | None = None
+    file: Path | None = None  # the file found, or where a local program was looked for
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """One step of an import cycle: ``file`` uses ``dependency``."""
+
+    file: Path
+    dependency: Dependency
+
+
+_cache_lock = threading.Lock()
+# Absolute path -> (modification time, size, contract): shared by every loader.
+_cache: dict[Path, tuple[int, int, Contract]] = {}
+
+
+def clear_cache() -> None:
+    with _cache_lock:
+        _cache.clear()
+
+
+def read_contract(file: Path) -> Contract:
+    """The contract of the program in ``file``, parsed once per version of the file.
+
+    Raises ``OSError`` (or ``UnicodeDecodeError``) when the file cannot be read.
+    """
+    from openprose.syntax import parse
+
+    stat = file.stat()
+    with _cache_lock:
+        cached = _cache.get(file)
+    if cached is not None and cached[0] == stat.st_mtime_ns and cached[1] == stat.st_size:
+        return cached[2]
+    text = file.read_bytes().decode("utf-8-sig")
+    contract = contract_of(parse(text), file)
+    with _cache_lock:
+        _cache[file] = (stat.st_mtime_ns, stat.st_size, contract)
+    return contract
+
+
+def project_root_of(file: Path) -> Path:
+    """The nearest ancestor of ``file`` holding a ``.prose/`` directory, else its directory."""
+    directory = file.parent
+    for candidate in (directory, *directory.parents):
+        if (candidate / ".prose").is_dir():
+            return candidate
+    return directory
+
+
+class ContractLoader:
+    """Resolves use paths to contracts, from the importing file's point of view.
+
+    ``project_root`` fixes the directory whose ``.prose/`` holds the import cache; by default
+    it is found from each importing file (``project_root_of``).
+    """
+
+    def __init__(self, project_root: Path | None = None) -> None:
+        self.project_root = project_root
+        self._roots: dict[Path, Path] = {}
+
+    def resolve(self, importer: Path | None, text: str) -> Resolution:
+        path = classify(text)
+        if path.kind is Kind.LOCAL:
+            return self._local(importer, path)
+        if path.kind is Kind.REGISTRY:
+            return self._registry(importer, path)
+        if path.kind is Kind.URL:
+            return Resolution(path, Status.OFFLINE, reason="programs are not fetched by URL")
+        return Resolution(path, Status.UNRESOLVED)
+
+    def _local(self, importer: Path | None, path: ImportPath) -> Resolution:
+        if importer is None:
+            return Resolution(path, Status.UNRESOLVED, reason="the importing file is not saved")
+        text = path.text.replace("\\", "/")
+        base = Path(text).expanduser() if text.startswith("~/") else Path(text)
+        if not base.is_absolute():
+            base = _absolute(importer).parent / base
+        candidates = [base]
+        if not base.name.endswith(".prose"):
+            candidates.append(base.with_name(base.name + ".prose"))
+        for candidate in candidates:
+            if candidate.is_file():
+                return self._read(path, _absolute(candidate))
+        return Resolution(path, Status.MISSING, file=candidates[-1], reason="no such file")
+
+    def _registry(self, importer: Path | None, path: ImportPath) -> Resolution:
+        root = self.project_root
+        if root is None and importer is not None:
+            root = self._root(_absolute(importer))
+        if root is not None:
+            for candidate in _cached_copies(root / ".prose", f"{path.handle}--{path.slug}"):
+                return self._read(path, _absolute(candidate))
+        return Resolution(path, Status.OFFLINE, reason="not in the local import cache")
+
+    def _root(self, importer: Path) -> Path:
+        directory = importer.parent
+        root = self._roots.get(directory)
+        if root is None:
+            root = self._roots[directory] = project_root_of(importer)
+        return root
+
+    def _read(self, path: ImportPath, file: Path) -> Resolution:
+        try:
+            contract = read_contract(file)
+        except (OSError, UnicodeDecodeError) as error:
+            reason = getattr(error, "strerror", None) or str(error)
+            return Resolution(path, Status.MISSING, file=file, reason=f"cannot be read: {reason}")
+        return Resolution(path, Status.FOUND, contract, file)
+
+    def cycle(self, importer: Path, resolution: Resolution) -> list[Link] | None:
+        """The uses leading from the program ``resolution`` found back to ``importer``
+        (``[]`` when it is ``importer`` itself), or None when there is no such cycle."""
+        if resolution.status is not Status.FOUND or resolution.contract is None:
+            return None
+        target = _absolute(importer)
+        start = resolution.contract
+        if start.path == target:
+            return []
+        # Depth first over the programs reachable from the imported one.
+        seen = {start.path}
+        stack: list[tuple[Contract, list[Link]]] = [(start, [])]
+        while stack:
+            contract, chain = stack.pop()
+            for dependency in contract.uses:
+                found = self.resolve(contract.path, dependency.text)
+                if found.status is not Status.FOUND or found.contract is None:
+                    continue
+                step = [*chain, Link(contract.path, dependency)]
+                if found.contract.path == target:
+                    return step
+                if found.contract.path not in seen:
+                    seen.add(found.contract.path)
+                    stack.append((found.contract, step))
+        return None
+
+
+def _cached_copies(state: Path, directory: str) -> Iterator[Path]:
+    vendored = state / "imports" / directory / "program.prose"
+    if vendored.is_file():
+        yield vendored
+    runs = state / "runs"
+    if not runs.is_dir():
+        return
+    try:
+        ids = sorted((entry.name for entry in runs.iterdir()), reverse=True)
+    except OSError:
+        return
+    for run in ids:
+        copy = runs / run / "imports" / directory / "program.prose"
+        if copy.is_file():
+            yield copy
+
+
+def _absolute(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except OSError:
+        return path.absolute()

@@ -1,0 +1,422 @@
+"""Control flow: parallel modifiers, loop counts and limits, conditions, choices, blocks
+and context arrays.
+
+Spec sections: Parallel Blocks (join strategies, failure policies, count), Fixed Loops
+(repeat counts), Unbounded Loops (max iterations, unbounded loops, discretion
+conditions), Choice Blocks and Conditional Statements (empty criteria or conditions,
+duplicate labels, empty bodies), Error Handling (empty throw message), Composition
+Blocks (argument counts, empty block names: E054 is reported by the parser) and
+Variables & Context (context array elements).
+
+Judgement calls:
+
+* A count or limit written as a variable (``repeat cycles:``, ``(max: limit)``,
+  ``count: n``) is a value known at run time: accepted here (an undefined name is
+  already E043).  Any other non-number (a string, a condition) is "not an integer".
+* ``count`` must be a whole number of at least 1: ``count: 0`` and ``count: 1.5`` are
+  both E058.  A non-integer repeat count or loop limit is E060/E063 (even when negative);
+  an integer one below 1 is E059/E062.
+* A discretion condition is "very short" (W019) when it has fewer than three characters
+  or no letter or digit at all: ``**x**``, ``**ok**``, ``**??**``.  One real word such
+  as ``**done**`` is a fine condition.
+* Unknown modifiers (``parallel (join: "first")``, ``loop (limit: 3)``) are W005 with a
+  message that names the modifiers the construct takes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from openprose.analysis.context import Context
+from openprose.syntax import tree as t
+
+JOIN_STRATEGIES = ("all", "first", "any")
+ON_FAIL_POLICIES = ("fail-fast", "continue", "ignore")
+SHORT_CONDITION = 3  # characters: a condition shorter than this may be ambiguous
+
+
+def check(ctx: Context) -> None:
+    for node in walk(ctx.module):
+        if isinstance(node, t.Parallel):
+            _parallel(ctx, node)
+        elif isinstance(node, t.Repeat):
+            _repeat(ctx, node)
+        elif isinstance(node, t.Loop):
+            _loop(ctx, node)
+        elif isinstance(node, t.IfStatement):
+            _if(ctx, node)
+        elif isinstance(node, t.ChoiceStatement):
+            _choice(ctx, node)
+        elif isinstance(node, t.ThrowStatement):
+            _throw(ctx, node)
+        elif isinstance(node, t.DoInvocation):
+            _arguments(ctx, node)
+        elif isinstance(node, t.Property) and node.name == "context":
+            _context(ctx, node)
+
+
+# --------------------------------------------------------------------------- walking
+
+
+def walk(node: Any) -> Iterator[Any]:
+    """Every node under ``node`` (leaves excluded), skipping error subtrees."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, t.ErrorNode):
+            continue
+        yield current
+        children = current.children
+        for i in range(len(children) - 1, -1, -1):
+            child = children[i]
+            if hasattr(child, "children"):
+                stack.append(child)
+
+
+def in_error(node: Any) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if isinstance(parent, t.ErrorNode):
+            return True
+        parent = parent.parent
+    return False
+
+
+def header(node: Any) -> tuple[Any, Any]:
+    """A clause's header: its keyword through its ``:`` (or the last header token)."""
+    first = node.children[0]
+    last = first
+    for child in node.children[1:]:
+        if isinstance(child, t.Newline | t.Suite | t.PropertyBlock | t.ErrorNode):
+            break
+        if isinstance(child, t.ElifClause | t.ElseClause | t.CatchClause | t.FinallyClause):
+            break
+        last = child
+        if isinstance(child, t.Operator) and child.value == ":":
+            break
+    return first, last
+
+
+def number(leaf: Any) -> int | float | None:
+    """The value of a number literal (None for ``5m`` and other suffixed numbers)."""
+    if not isinstance(leaf, t.Number):
+        return None
+    try:
+        return int(leaf.value)
+    except ValueError:
+        pass
+    try:
+        return float(leaf.value)
+    except ValueError:
+        return None
+
+
+def is_variable(node: Any) -> bool:
+    return isinstance(node, t.Name | t.Attribute)
+
+
+# --------------------------------------------------------------------------- parallel
+
+
+def _parallel(ctx: Context, node: t.Parallel) -> None:
+    modifiers = node.modifiers
+    if modifiers is None:
+        return
+    strategy: t.String | None = None
+    count: t.KeywordArgument | None = None
+    invalid = False  # an invalid join strategy: the count cannot be judged
+    for item in modifiers.items():
+        if isinstance(item, t.KeywordArgument):
+            name = item.name.value
+            if name == "on-fail":
+                _on_fail(ctx, item)
+            elif name == "count":
+                count = item
+            else:
+                message = (
+                    f"unknown parallel modifier `{name}`: a parallel block takes a join "
+                    'strategy ("all", "first" or "any"), `on-fail:` and `count:`'
+                )
+                if name in ("join", "strategy"):
+                    message += '; write the strategy as a plain string: `parallel ("first"):`'
+                ctx.report("W005", message, item.name)
+            continue
+        if isinstance(item, t.String) and not item.is_terminated:
+            invalid = True  # the parser reported the unterminated string
+            continue
+        if isinstance(item, t.String) and item.text in JOIN_STRATEGIES:
+            if strategy is not None:
+                ctx.report(
+                    "E055",
+                    "a parallel block takes one join strategy",
+                    item,
+                    related=(("the join strategy is set here", strategy),),
+                )
+            else:
+                strategy = item
+            continue
+        if isinstance(item, t.String):
+            message = f'invalid join strategy "{item.text}": must be "all", "first" or "any"'
+        elif isinstance(item, t.Name) and item.value in JOIN_STRATEGIES:
+            message = f'the join strategy is a string: write `("{item.value}")`'
+        elif isinstance(item, t.Number):
+            message = (
+                'invalid join strategy: must be "all", "first" or "any"; '
+                f"write a count as `count: {item.value}`"
+            )
+        else:
+            message = 'invalid join strategy: must be "all", "first" or "any"'
+        ctx.report("E055", message, item)
+        invalid = True
+    branches = len(node.body_statements())
+    if strategy is not None and strategy.text == "first" and branches == 1:
+        ctx.report(
+            "W032",
+            'a "first" join with a single branch: a race needs at least two branches',
+            strategy,
+        )
+    if count is not None and not invalid:
+        _count(ctx, count, strategy, branches if node.body is not None else None)
+
+
+def _on_fail(ctx: Context, item: t.KeywordArgument) -> None:
+    value = item.value
+    if value is None or (isinstance(value, t.String) and not value.is_terminated):
+        return  # the parser reported the missing value or the unterminated string
+    if isinstance(value, t.String) and value.text in ON_FAIL_POLICIES:
+        return
+    if isinstance(value, t.Name) and value.value in ON_FAIL_POLICIES:
+        message = f'the on-fail policy is a string: write `on-fail: "{value.value}"`'
+    else:
+        shown = f' "{value.text}"' if isinstance(value, t.String) else ""
+        message = f'invalid on-fail policy{shown}: must be "fail-fast", "continue" or "ignore"'
+    ctx.report("E056", message, value)
+
+
+def _count(
+    ctx: Context, item: t.KeywordArgument, strategy: t.String | None, branches: int | None
+) -> None:
+    if strategy is None or strategy.text != "any":
+        related = (("the join strategy is set here", strategy),) if strategy is not None else ()
+        ctx.report(
+            "E057",
+            'count is only valid with the "any" strategy: write `parallel ("any", count: N):`',
+            item,
+            related=related,
+        )
+        return
+    value = item.value
+    if value is None or is_variable(value):
+        return
+    n = number(value)
+    if not isinstance(n, int) or n < 1:
+        ctx.report("E058", "count must be a whole number of at least 1", value)
+    elif branches is not None and n > branches:
+        ctx.report(
+            "W016",
+            f"count {n} exceeds the number of parallel branches ({branches})",
+            value,
+        )
+
+
+# --------------------------------------------------------------------------- loops
+
+
+def _repeat(ctx: Context, node: t.Repeat) -> None:
+    count = node.count
+    if count is None or is_variable(count):
+        return
+    n = number(count)
+    if not isinstance(n, int):
+        hint = ""
+        if isinstance(count, t.String) and count.text.strip().isdigit():
+            hint = f": write `repeat {count.text.strip()}:`"
+        ctx.report("E060", "repeat count must be an integer" + hint, count)
+    elif n <= 0:
+        ctx.report("E059", "repeat count must be positive", count)
+
+
+def _loop(ctx: Context, node: t.Loop) -> None:
+    has_max = False
+    modifiers = node.modifiers
+    if modifiers is not None:
+        for item in modifiers.items():
+            if isinstance(item, t.KeywordArgument) and item.name.value == "max":
+                has_max = True
+                _max(ctx, item)
+            elif isinstance(item, t.KeywordArgument):
+                ctx.report(
+                    "W005",
+                    f"unknown loop modifier `{item.name.value}`: a loop takes only `(max: N)`",
+                    item.name,
+                )
+            else:
+                ctx.report(
+                    "W005",
+                    "a loop modifier needs a name: write the limit as `(max: N)`",
+                    item,
+                )
+    if node.kind is None and not has_max:
+        ctx.report(
+            "W018",
+            "unbounded loop without max iterations: add a condition "
+            "(`loop until **...**:`) or a limit (`loop (max: N):`)",
+            node.children[0],
+        )
+    if node.kind is not None and node.condition is not None:
+        _discretions(ctx, node.condition, "discretion condition cannot be empty")
+
+
+def _max(ctx: Context, item: t.KeywordArgument) -> None:
+    value = item.value
+    if value is None or is_variable(value):
+        return
+    n = number(value)
+    if not isinstance(n, int):
+        ctx.report("E063", "max iterations must be an integer", value)
+    elif n <= 0:
+        ctx.report("E062", "max iterations must be positive", value)
+
+
+# --------------------------------------------------------------------------- conditions
+
+
+def _discretions(ctx: Context, condition: Any, empty_message: str) -> None:
+    """E064 and W019 for every ``**...**`` of a condition."""
+    for leaf in t.iter_leaves(condition):
+        if not isinstance(leaf, t.Discretion) or not leaf.is_terminated:
+            continue
+        text = leaf.condition
+        if not text:
+            ctx.report(
+                "E064",
+                f"{empty_message}: write it between the markers, such as `**the tests pass**`",
+                leaf,
+            )
+        elif len(text) < SHORT_CONDITION or not any(c.isalnum() for c in text):
+            ctx.report(
+                "W019",
+                f"discretion condition `{text}` may be ambiguous: describe what should be "
+                "true, such as `**the tests pass**`",
+                leaf,
+            )
+
+
+def _if(ctx: Context, node: t.IfStatement) -> None:
+    message = "if/elif condition cannot be empty"
+    if node.condition is not None:
+        _discretions(ctx, node.condition, message)
+    _empty_body(ctx, node, "if")
+    for clause in node.elif_clauses():
+        if clause.condition is not None:
+            _discretions(ctx, clause.condition, message)
+        _empty_body(ctx, clause, "elif")
+    if node.else_clause is not None:
+        _empty_body(ctx, node.else_clause, "else")
+
+
+def _empty_body(ctx: Context, node: Any, word: str) -> None:
+    if node.body is not None:
+        return
+    first, last = header(node)
+    ctx.report(
+        "W026",
+        f"condition has empty body: `{word}` has no statements; indent some under it or remove it",
+        first,
+        last,
+    )
+
+
+def _choice(ctx: Context, node: t.ChoiceStatement) -> None:
+    if node.criteria is not None:
+        _discretions(ctx, node.criteria, "choice criteria cannot be empty")
+    seen: dict[str, t.String] = {}
+    for option in node.options():
+        label = option.label
+        if label is not None and label.is_terminated:
+            key = label.text.strip()
+            first = seen.get(key)
+            if first is not None:
+                ctx.report(
+                    "W024",
+                    f'duplicate option label "{key}"',
+                    label,
+                    related=(("first used here", first),),
+                )
+            else:
+                seen[key] = label
+        if option.body is None:
+            first_leaf, last = header(option)
+            ctx.report(
+                "W025",
+                "option has empty body: indent the statements to run for this option "
+                "under it, or remove it",
+                first_leaf,
+                last,
+            )
+
+
+# --------------------------------------------------------------------------- others
+
+
+def _throw(ctx: Context, node: t.ThrowStatement) -> None:
+    message = node.message
+    if message is not None and message.is_terminated and not message.text.strip():
+        ctx.report(
+            "W022",
+            'throw message is empty: describe the error (`throw "reason"`), or write '
+            "a bare `throw` to rethrow inside `catch`",
+            message,
+        )
+
+
+def _arguments(ctx: Context, node: t.DoInvocation) -> None:
+    name = node.name
+    if name is None:
+        return
+    block = ctx.model.block(name.value)
+    if block is None or in_error(block):
+        return
+    expected = len(block.parameters())
+    arguments = node.arguments
+    got = len(arguments.items()) if arguments is not None else 0
+    if got == expected:
+        return
+    params = "parameter" if expected == 1 else "parameters"
+    args = "argument" if got == 1 else "arguments"
+    related: tuple[tuple[str, Any], ...] = ()
+    if block.name_leaf is not None:
+        related = (("the block is defined here", block.name_leaf),)
+    ctx.report(
+        "W014",
+        f"block `{name.value}` expects {expected} {params} but got {got} {args}",
+        arguments if arguments is not None else name,
+        related=related,
+    )
+
+
+def _context(ctx: Context, prop: t.Property) -> None:
+    value = prop.value
+    if isinstance(value, t.ArrayLiteral):
+        for element in value.elements():
+            if not _reference(element):
+                ctx.report(
+                    "E050",
+                    "context array elements must be variable references: pass a variable "
+                    "(bind the value with `let name = ...` first), or write `[]` for no context",
+                    element,
+                )
+    elif isinstance(value, t.ObjectLiteral):
+        for entry in value.entries():
+            if not isinstance(entry, t.ObjectEntry) and not _reference(entry):
+                ctx.report(
+                    "E050",
+                    "context object entries must be variable names: write `{ a, b }`",
+                    entry,
+                )
+
+
+def _reference(node: Any) -> bool:
+    # A subscript (`a[0]`) refers to a variable too; grammar.py reports it as W030.
+    return isinstance(node, t.Name | t.Attribute | t.Subscript)

@@ -1,0 +1,335 @@
+"""Constructs outside the grammar that real programs use, and invalid interpolations.
+
+The parser accepts these so that one habit from another language does not take a whole
+program down; here each gets a warning that says what to write instead: the legacy
+``import ... from`` (W027), ``{ key: value }`` objects (W028), conditions that are not
+``**discretion**`` conditions (W029), arithmetic, indexing, comparisons and boolean
+operators used as values (W030), and ``output value`` without a name (W033).
+
+E070 (String Literals, Interpolation Rules) reports braces in a single-line string that
+clearly try to interpolate a *defined* variable but do not form ``{name}`` or
+``{name.property}``: ``{x + 1}``, ``{text.upper()}``, ``{ x }``, ``{{x}}``, an unclosed
+``{x``, and ``x}`` with no opening brace.  Any other brace text (JSON, ``{}``,
+``{judgment conclusion}``, ``{prediction 1}`` when ``prediction`` names nothing) is
+literal text.  Multi-line (triple-quoted) prompts are instructions for the model, whose
+``{items[0].id}`` or ``{ name }`` templates describe what to write: only their
+``{name}`` interpolations are read, the rest is text (as W034 treats placeholders).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from openprose.analysis.context import Context
+from openprose.syntax import tree as t
+from openprose.syntax.tree import offset_position
+
+_OPERATORS = (t.Comparison, t.BooleanExpression, t.NotExpression)
+_OUTSIDE = (t.BinaryExpression, t.Subscript, *_OPERATORS)
+
+_NAME = r"[^\W\d]\w*(?:-\w+)*"
+_PATH = re.compile(rf"{_NAME}(?:\.{_NAME})*")
+_LEADING_NAME = re.compile(_NAME)
+_TRAILING_PATH = re.compile(rf"(?<![\w.-])({_NAME})(?:\.{_NAME})*$")
+# What follows a variable in braces that reads as code: a call, an index, an operator.
+_CODE_CHARACTERS = frozenset("+-*/%()[]<>=!|&?.")
+_DOUBLED = re.compile(rf"\{{\{{\s*({_NAME})(?:\.{_NAME})*\s*\}}\}}")
+
+
+def check(ctx: Context) -> None:
+    in_condition: set[int] = set()  # ids of nodes reported as W029 (and their subtrees)
+    for node in _walk(ctx.module):
+        if isinstance(node, t.ImportStatement):
+            _legacy_import(ctx, node)
+        elif isinstance(node, t.OutputBinding):
+            _unnamed_output(ctx, node)
+        elif isinstance(node, t.IfStatement | t.ElifClause | t.ChoiceStatement | t.Loop):
+            condition = node.criteria if isinstance(node, t.ChoiceStatement) else node.condition
+            if condition is not None and not isinstance(condition, t.Operator | t.Keyword):
+                _condition(ctx, condition, in_condition)
+    _objects(ctx)
+    _expressions(ctx, in_condition)
+    _interpolations(ctx)
+
+
+# --------------------------------------------------------------------------- walking
+
+
+def _walk(node: Any) -> Iterator[Any]:
+    """Every node and leaf under ``node`` in source order, skipping error subtrees."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, t.ErrorNode):
+            continue
+        yield current
+        children = getattr(current, "children", None)
+        if children is not None:
+            stack.extend(reversed(children))
+
+
+def _code(node: Any, limit: int = 40) -> str:
+    text = " ".join(node.get_code(include_prefix=False).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _statement_end(node: Any) -> Any:
+    """The last leaf of a one-line statement, its newline excluded."""
+    last = node.children[0]
+    for child in node.children:
+        if isinstance(child, t.Newline | t.ErrorNode):
+            break
+        last = child
+    return last
+
+
+# --------------------------------------------------------------------------- statements
+
+
+def _legacy_import(ctx: Context, node: t.ImportStatement) -> None:
+    ctx.report(
+        "W027",
+        '`import "name" from "source"` is the legacy syntax: write `use "@handle/slug"` '
+        "(programs and skills are both imported with `use`)",
+        node.children[0],
+        _statement_end(node),
+    )
+
+
+def _unnamed_output(ctx: Context, node: t.OutputBinding) -> None:
+    if node.name is not None:
+        return
+    if any(isinstance(c, t.Operator) and c.value == "=" for c in node.children):
+        return  # `output = value`: the parser reports the empty name (E023)
+    ctx.report(
+        "W033",
+        "`output` needs a name: write `output name = ...`",
+        node.children[0],
+    )
+
+
+# --------------------------------------------------------------------------- conditions
+
+
+def _has_discretion(node: Any) -> bool:
+    if isinstance(node, t.Discretion):
+        return True
+    return any(isinstance(leaf, t.Discretion) for leaf in t.iter_leaves(node))
+
+
+def _condition(ctx: Context, node: Any, reported: set[int]) -> None:
+    if isinstance(node, t.Discretion):
+        return
+    if _has_discretion(node):
+        # A mix: `**a** or depth <= 0`: only the operands without a discretion are wrong.
+        if isinstance(node, t.BooleanExpression):
+            for child in node.children:
+                if not isinstance(child, t.Keyword):
+                    _condition(ctx, child, reported)
+        elif isinstance(node, t.NotExpression) and len(node.children) > 1:
+            _condition(ctx, node.children[1], reported)
+        return
+    reported.add(id(node))
+    ctx.report(
+        "W029",
+        f"`{_code(node)}` is not a discretion condition: write the condition as "
+        f"`**{_code(node)}**` (conditions are text the AI evaluates)",
+        node,
+    )
+
+
+# --------------------------------------------------------------------------- expressions
+
+
+def _objects(ctx: Context) -> None:
+    for node in _walk(ctx.module):
+        if not isinstance(node, t.ObjectLiteral) or node.is_shorthand:
+            continue
+        outer = node.parent
+        while outer is not None and not isinstance(outer, t.ObjectLiteral):
+            outer = outer.parent
+        if outer is not None and not outer.is_shorthand:
+            continue  # reported with the object that holds it
+        ctx.report(
+            "W028",
+            "an object literal with `key: value` entries is outside the grammar: bind each "
+            "value to a variable and pass them as `{ a, b }`, or describe the structure "
+            "in a prompt",
+            node,
+        )
+
+
+def _expressions(ctx: Context, in_condition: set[int]) -> None:
+    for node in _walk(ctx.module):
+        if not isinstance(node, _OUTSIDE):
+            continue
+        if _covered(node, in_condition):
+            continue
+        if isinstance(node, _OPERATORS) and _is_condition(node):
+            continue  # a condition: W029 (or a discretion combination)
+        if isinstance(node, t.BinaryExpression):
+            message = (
+                f"`{_code(node)}` is outside the grammar (there is no arithmetic): "
+                "ask a session for the value, or accumulate a list with `reduce`"
+            )
+        elif isinstance(node, t.Subscript):
+            message = (
+                f"`{_code(node)}` is outside the grammar (there is no indexing): pass the "
+                "whole value as context and say in the prompt which element to use"
+            )
+        else:
+            message = (
+                f"`{_code(node)}` is outside the grammar (values are not compared or "
+                "combined): use it as a condition, `if **...**:`, or ask a session"
+            )
+        ctx.report("W030", message, node)
+
+
+def _covered(node: Any, reported: set[int]) -> bool:
+    """Inside an expression already reported (W029 or W030) or an unsupported statement."""
+    if id(node) in reported:
+        return True
+    parent = node.parent
+    while parent is not None:
+        if id(parent) in reported or isinstance(parent, (*_OUTSIDE, t.UnsupportedStatement)):
+            return True
+        parent = parent.parent
+    return False
+
+
+def _is_condition(node: Any) -> bool:
+    """Whether ``node`` is (part of) the condition of an if, elif, loop or choice."""
+    child = node
+    parent = node.parent
+    while isinstance(parent, t.BooleanExpression | t.NotExpression):
+        child, parent = parent, parent.parent
+    if isinstance(parent, t.ChoiceStatement):
+        return parent.criteria is child
+    if isinstance(parent, t.IfStatement | t.ElifClause | t.Loop):
+        return parent.condition is child
+    return False
+
+
+# --------------------------------------------------------------------------- interpolation
+
+
+def _interpolations(ctx: Context) -> None:
+    model = ctx.model
+    defined = {s.name for s in model.definitions} | {s.name for s in model.inputs}
+    if not defined:
+        return
+    for leaf in _walk(ctx.module):
+        if (
+            isinstance(leaf, t.String)
+            and not leaf.is_triple
+            and ("{" in leaf.value or "}" in leaf.value)
+        ):
+            _string(ctx, leaf, defined)
+
+
+def _masked_body(leaf: t.String) -> str:
+    """The string's body with escapes blanked out (same length, so offsets hold)."""
+    chars = list(leaf.body)
+    q = leaf.quote_length
+    for part in leaf.parts():
+        if part.kind == "escape":
+            for i in range(part.start_offset - q, part.end_offset - q):
+                chars[i] = "\0"
+    return "".join(chars)
+
+
+def _string(ctx: Context, leaf: t.String, defined: set[str]) -> None:
+    body = _masked_body(leaf)
+    q = leaf.quote_length
+
+    def report(start: int, end: int, message: str) -> None:
+        at = (offset_position(leaf, q + start), offset_position(leaf, q + end))
+        ctx.report("E070", message, at)
+
+    # Where the first `{` is (escaped or not): a `}` before it has no opening brace.
+    first_brace = leaf.body.find("{")
+    i = 0
+    n = len(body)
+    while i < n:
+        char = body[i]
+        if char == "}" and not 0 <= first_brace < i:
+            match = _TRAILING_PATH.search(body, max(0, i - 200), i)
+            if match and match.group(1) in defined:
+                path = body[match.start() : i]
+                report(
+                    match.start(),
+                    i + 1,
+                    f"`}}` without an opening brace: write `{{{path}}}` to interpolate "
+                    f"`{match.group(1)}` (or `\\}}` for a literal brace)",
+                )
+            i += 1
+            continue
+        if char != "{":
+            i += 1
+            continue
+        doubled = _DOUBLED.match(body, i)
+        if doubled and doubled.group(1) in defined:
+            inner = "".join(doubled.group()[2:-2].split())
+            report(
+                i,
+                doubled.end(),
+                f"nested braces are not supported: write `{{{inner}}}` (or `\\{{{{{inner}}}\\}}` "
+                "for braces around the value)",
+            )
+            i = doubled.end()
+            continue
+        close = body.find("}", i + 1)
+        if close < 0:
+            _unclosed(body, i, defined, report)
+            return
+        content = body[i + 1 : close]
+        if "{" in content:
+            i += 1
+            continue
+        _braces(content, i, close, defined, report)
+        i = close + 1
+
+
+def _unclosed(body: str, i: int, defined: set[str], report: Any) -> None:
+    match = _PATH.match(body, i + 1)
+    if match and match.group().split(".")[0] in defined:
+        report(
+            i,
+            match.end(),
+            f"`{{` is never closed: write `{{{match.group()}}}` to interpolate it "
+            "(or `\\{` for a literal brace)",
+        )
+
+
+def _braces(content: str, start: int, close: int, defined: set[str], report: Any) -> None:
+    if _PATH.fullmatch(content):
+        return  # a valid interpolation
+    stripped = content.strip()
+    if _PATH.fullmatch(stripped) and stripped.split(".")[0] in defined:
+        report(
+            start,
+            close + 1,
+            f"spaces inside the braces: write `{{{stripped}}}` to interpolate `{stripped}`",
+        )
+        return
+    match = _LEADING_NAME.match(content)
+    if match is None:
+        return
+    path = _PATH.match(content)
+    assert path is not None
+    if match.group() not in defined:
+        return
+    rest = content[path.end() :].lstrip()
+    if not rest or rest[0] not in _CODE_CHARACTERS:
+        return  # `{judgment conclusion}`: words in braces are text, not code
+    suggestion = path.group()
+    if rest[0] == "(" and "." in suggestion:
+        suggestion = suggestion.rsplit(".", 1)[0]  # a method call: suggest its object
+    report(
+        start,
+        close + 1,
+        f"invalid interpolation `{{{content}}}`: only a variable or its properties can be "
+        f"interpolated, such as `{{{suggestion}}}`; compute anything else in a session",
+    )

@@ -1,0 +1,171 @@
+"""Constructs outside the grammar and invalid interpolations: every code with a program
+that breaks it (exact ranges) and one that does not."""
+
+from __future__ import annotations
+
+import pytest
+
+from openprose.checking import check_text
+from openprose.diagnostics import Diagnostic
+
+Range = tuple[tuple[int, int], tuple[int, int]]
+
+
+def found(text: str, code: str) -> list[Range]:
+    return [(d.start, d.end) for d in check_text(text) if d.code == code]
+
+
+def only(text: str, code: str) -> Diagnostic:
+    hits = [d for d in check_text(text) if d.code == code]
+    assert len(hits) == 1, check_text(text)
+    return hits[0]
+
+
+A = 'let a = session "first"\n'
+N = 'input n: "a number"\n'
+
+# (code, program, [(start, end) of each diagnostic with that code])
+BAD: list[tuple[str, str, list[Range]]] = [
+    ("W027", 'import "web-search" from "github:acme/search"\n', [((1, 0), (1, 45))]),
+    ("W028", A + "let o = { key: a }\n", [((2, 8), (2, 18))]),
+    (
+        "W028",
+        A + "let o = { a, nested: { deep: a } }\nlet p = [{ k: 1 }]\n",
+        [((2, 8), (2, 34)), ((3, 9), (3, 17))],
+    ),
+    ("W029", N + 'if n:\n  session "a"\n', [((2, 3), (2, 4))]),
+    ("W029", N + 'if n > 3:\n  session "a"\n', [((2, 3), (2, 8))]),
+    ("W029", N + 'if not n:\n  session "a"\n', [((2, 3), (2, 8))]),
+    ("W029", N + 'if n and n:\n  session "a"\n', [((2, 3), (2, 10))]),
+    ("W029", N + 'if **ready** or n <= 0:\n  session "a"\n', [((2, 16), (2, 22))]),
+    ("W029", N + 'if not **ready** and n:\n  session "a"\n', [((2, 21), (2, 22))]),
+    (
+        "W029",
+        N + 'if **ready**:\n  session "a"\nelif n == 2:\n  session "b"\n',
+        [((4, 5), (4, 11))],
+    ),
+    ("W029", N + 'loop until n == 3 (max: 5):\n  session "a"\n', [((2, 11), (2, 17))]),
+    ("W029", N + 'loop while n:\n  session "a"\n', [((2, 11), (2, 12))]),
+    ("W029", N + 'choice n:\n  option "a":\n    session "a"\n', [((2, 7), (2, 8))]),
+    ("W030", A + "let b = a + a\n", [((2, 8), (2, 13))]),
+    ("W030", A + "let b = a[0]\n", [((2, 8), (2, 12))]),
+    ("W030", A + "let b = a + a[0]\n", [((2, 8), (2, 16))]),
+    ("W030", A + 'let b = a == "x"\n', [((2, 8), (2, 16))]),
+    ("W030", A + "let b = a and a\n", [((2, 8), (2, 15))]),
+    ("W030", N + 'if n + 1:\n  session "a"\n', []),  # the condition is W029
+    (
+        "W030",
+        'block f(x):\n  session "{x}"\n' + N + "do f(n - 1)\n",
+        [((4, 5), (4, 10))],
+    ),
+    ("W033", 'block b:\n  output session "x"\ndo b\n', [((2, 2), (2, 8))]),
+    ("W033", A + "block b:\n  output a\ndo b\n", [((3, 2), (3, 8))]),
+    ("E070", 'let x = "1"\nsession "Value {x + 1}"\n', [((2, 15), (2, 22))]),
+    ("E070", 'let text = "t"\nsession "Upper: {text.upper()}"\n', [((2, 16), (2, 30))]),
+    (
+        "E070",
+        'let x = "1"\nsession "Value {x[0]} and {x.y.z()}"\n',
+        [((2, 15), (2, 21)), ((2, 26), (2, 35))],
+    ),
+    ("E070", 'let x = "1"\nsession "Value {{x}}"\n', [((2, 15), (2, 20))]),
+    ("E070", 'let x = "1"\nsession "Value {x"\n', [((2, 15), (2, 17))]),
+    ("E070", 'let x = "1"\nsession "Value {x.y and more"\n', [((2, 15), (2, 19))]),
+    ("E070", 'let name = "n"\nsession "Hello name}"\n', [((2, 15), (2, 20))]),
+    ("E070", 'let x = "1"\nsession "Value { x }"\n', [((2, 15), (2, 20))]),
+    ("E070", N + 'session "Count {n * 2}"\n', [((2, 15), (2, 22))]),
+    (
+        "E070",
+        'block f(topic):\n  session "About {topic.upper()}"\ndo f("x")\n',
+        [((2, 17), (2, 32))],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("code", "text", "ranges"), BAD, ids=[f"{c}-{i}" for i, (c, *_) in enumerate(BAD)]
+)
+def test_bad_program(code: str, text: str, ranges: list[Range]) -> None:
+    assert found(text, code) == ranges, check_text(text)
+
+
+GOOD = [
+    'use "@acme/research" as research\nsession "a"\n',
+    # Object context shorthand, and destructuring.
+    'parallel:\n  a = session "a"\n  b = session "b"\nsession "c"\n  context: { a, b }\n',
+    'let { a, b } = session "two results"\nsession "c"\n  context: [a, b]\n',
+    # Discretion conditions, alone or combined.
+    'if **the tests pass**:\n  session "ship"\nelif **they do not**:\n  session "fix"\n',
+    'if **ready** and not **blocked**:\n  session "go"\n',
+    'loop until **the draft is good** or **time is up** (max: 3):\n  session "a"\n',
+    'choice **the best approach**:\n  option "Quick":\n    session "quick"\n',
+    # Named outputs, also from blocks.
+    'output result = session "a"\n',
+    'block b:\n  output answer = session "x"\ndo b\n',
+    # Interpolations and brace text that is not an interpolation.
+    'let x = "1"\nsession "Value {x} and {x.field} and {x.a.b}"\n',
+    'let x = "1"\nsession "Literal \\{x\\} and \\{x} and {x}"\n',
+    'let x = "1"\nsession "JSON {\\"x\\": 1}, {}, {prediction 1}, {x conclusion}, {x, y}"\n',
+    'let x = "1"\nsession "Set notation {a + b} and {1, 2} and a}"\n',
+    'let x = "1"\nsession """\nTemplates for the model: {x[0].id}, { x }, {{x}}, {x.upper()}\n'
+    '"""\n',
+    'session "Value {x + 1} when nothing is defined"\n',
+]
+
+
+@pytest.mark.parametrize("text", GOOD)
+def test_good_program(text: str) -> None:
+    assert check_text(text) == []
+
+
+# --------------------------------------------------------------------------- messages
+
+
+def test_legacy_import_message() -> None:
+    d = only('import "web-search" from "github:acme/search"\n', "W027")
+    assert 'use "@handle/slug"' in d.message
+
+
+def test_object_literal_message() -> None:
+    d = only(A + "let o = { key: a }\n", "W028")
+    assert "{ a, b }" in d.message
+
+
+def test_condition_message_suggests_a_discretion() -> None:
+    d = only(N + 'if n > 3:\n  session "a"\n', "W029")
+    assert "**n > 3**" in d.message
+
+
+def test_expression_messages() -> None:
+    assert "arithmetic" in only(A + "let b = a + a\n", "W030").message
+    assert "indexing" in only(A + "let b = a[0]\n", "W030").message
+    assert "compared" in only(A + 'let b = a == "x"\n', "W030").message
+
+
+def test_unnamed_output_message() -> None:
+    d = only('block b:\n  output session "x"\ndo b\n', "W033")
+    assert "output name = ..." in d.message
+
+
+def test_empty_output_name_is_only_the_syntax_error() -> None:
+    codes = [d.code for d in check_text('output = session "x"\n')]
+    assert "E023" in codes and "W033" not in codes
+
+
+def test_interpolation_messages() -> None:
+    d = only('let x = "1"\nsession "Value {x + 1}"\n', "E070")
+    assert "`{x}`" in d.message
+    d = only('let text = "t"\nsession "Upper: {text.upper()}"\n', "E070")
+    assert "`{text}`" in d.message
+    d = only('let x = "1"\nsession "Value {{x}}"\n', "E070")
+    assert "nested braces" in d.message and "`{x}`" in d.message
+    d = only('let x = "1"\nsession "Value {x"\n', "E070")
+    assert "never closed" in d.message and "`{x}`" in d.message
+    d = only('let name = "n"\nsession "Hello name}"\n', "E070")
+    assert "opening brace" in d.message and "`{name}`" in d.message
+    d = only('let x = "1"\nsession "Value { x }"\n', "E070")
+    assert "`{x}`" in d.message
+
+
+def test_error_subtrees_are_skipped() -> None:
+    text = 'session "a"\n    let b = a + a\n'
+    assert [d.code for d in check_text(text)] == ["E031"]
