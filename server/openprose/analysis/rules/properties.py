@@ -1,0 +1,706 @@
+"""Properties of agents, sessions and ``resume:``, and persistent agents' memory.
+
+Spec sections: Agent Definitions (properties, persist, skills, permissions), Session
+Statement (prompts, duplicate properties), Resume Statement (persistent agents and their
+memory), Error Handling (``retry:`` and ``backoff:``).
+
+Word-valued properties (``model``, ``backoff``, ``bash``...) take a bare word; a string
+holding the same word (``backoff: "linear"``) is accepted too, as the official examples
+write it that way and it can only mean one thing.  ``persist:`` is the exception: a string
+there is a path.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from openprose.analysis.context import Context
+from openprose.syntax import tree as t
+
+MODELS = ("sonnet", "opus", "haiku")
+BACKOFFS = ("none", "linear", "exponential")
+ACCESS = ("allow", "deny", "prompt")
+PATTERN_PERMISSIONS = ("read", "write", "execute")
+ACCESS_PERMISSIONS = ("bash", "network")
+PERMISSIONS = PATTERN_PERMISSIONS + ACCESS_PERMISSIONS
+
+AGENT_PROPERTIES = ("model", "prompt", "persist", "skills", "permissions")
+SESSION_PROPERTIES = ("model", "prompt", "context", "retry", "backoff")
+
+MAX_PROMPT = 10_000
+HIGH_RETRY = 10
+
+# Constructs whose body runs more than once.
+_LOOPS = (t.Repeat, t.ForEach, t.Loop, t.PipeStage)
+
+
+def check(ctx: Context) -> None:
+    for node in _nodes(ctx.module):
+        if isinstance(node, t.AgentDefinition):
+            _agent(ctx, node)
+        elif isinstance(node, t.Session | t.Resume):
+            _session(ctx, node)
+            if isinstance(node, t.Resume):
+                _resume_needs_persist(ctx, node)
+    _memory(ctx)
+
+
+def _nodes(root: Any) -> Iterator[Any]:
+    """Every node in source order, error subtrees left out."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, t.ErrorNode):
+            continue
+        yield node
+        stack.extend(c for c in reversed(node.children) if hasattr(c, "children"))
+
+
+# --------------------------------------------------------------------------- values
+
+
+def _value(prop: t.Property) -> Any:
+    """The value to check, or None when absent or when the line has a syntax error (the
+    parser reported it already)."""
+    if any(isinstance(c, t.ErrorNode) for c in prop.children):
+        return None
+    return prop.value
+
+
+def _word(value: Any) -> str | None:
+    """A bare word, or the text of a plain string (``"linear"``)."""
+    if isinstance(value, t.Name | t.Keyword):
+        return str(value.value)
+    if isinstance(value, t.String) and value.is_terminated:
+        return value.text
+    return None
+
+
+def _shown(value: Any) -> str:
+    text = value.get_code(include_prefix=False)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _one_of(words: tuple[str, ...]) -> str:
+    return ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def _suggestion(word: str, known: tuple[str, ...]) -> str:
+    close = difflib.get_close_matches(word.lower(), known, n=1, cutoff=0.6)
+    return f" (did you mean `{close[0]}`?)" if close else ""
+
+
+# --------------------------------------------------------------------------- duplicates
+
+
+def _duplicates(ctx: Context, props: list[t.Property]) -> None:
+    """E009 for a property given twice, here and in a ``permissions:`` block (a
+    ``context:`` block is outside the grammar: its labels may repeat)."""
+    first: dict[str, t.Property] = {}
+    for prop in props:
+        earlier = first.setdefault(prop.name, prop)
+        if earlier is not prop:
+            ctx.report(
+                "E009",
+                f"property `{prop.name}` is already specified",
+                prop.name_leaf,
+                related=(("first specified here", earlier.name_leaf),),
+            )
+        if prop.name == "permissions" and prop.block is not None:
+            _duplicates(ctx, prop.block.properties())
+
+
+# --------------------------------------------------------------------------- agents
+
+
+def _agent(ctx: Context, agent: t.AgentDefinition) -> None:
+    props = agent.properties()
+    _duplicates(ctx, props)
+    for prop in props:
+        name = prop.name
+        if name == "model":
+            _model(ctx, prop)
+        elif name == "prompt":
+            _prompt_property(ctx, prop, session=False)
+        elif name == "persist":
+            _persist(ctx, prop)
+        elif name == "skills":
+            _skills(ctx, prop)
+        elif name == "permissions":
+            _permissions(ctx, prop)
+        elif name in ("retry", "backoff"):
+            ctx.report(
+                "W013",
+                f"`{name}` is only valid in session statements: set it on the `session:` "
+                "that uses this agent",
+                prop.name_leaf,
+            )
+        elif name == "context":
+            ctx.report(
+                "W005",
+                "`context` is not an agent property: context belongs on the sessions that "
+                "use the agent",
+                prop.name_leaf,
+            )
+        else:
+            ctx.report(
+                "W005",
+                f"unknown agent property `{name}`{_suggestion(name, AGENT_PROPERTIES)}; "
+                f"agents take {_one_of(AGENT_PROPERTIES)}",
+                prop.name_leaf,
+            )
+
+
+def _model(ctx: Context, prop: t.Property) -> None:
+    value = _value(prop)
+    if value is None or _word(value) in MODELS:
+        return
+    word = _word(value)
+    hint = _suggestion(word, MODELS) if word else ""
+    ctx.report(
+        "E008",
+        f"invalid model `{_shown(value)}`: must be {_one_of(MODELS)}{hint}",
+        value,
+    )
+
+
+def _prompt_property(ctx: Context, prop: t.Property, session: bool) -> None:
+    value = _value(prop)
+    if not isinstance(value, t.String) or not value.is_terminated:
+        return
+    text = value.text
+    if not text.strip():
+        what = "empty" if not text else "whitespace-only"
+        ctx.report("W004", f"{what} prompt: consider providing a prompt", value)
+    elif session and len(text) > MAX_PROMPT:
+        _long_prompt(ctx, value, len(text))
+
+
+def _long_prompt(ctx: Context, string: t.String, length: int) -> None:
+    ctx.report(
+        "W003",
+        f"session prompt is {length:,} characters long (more than {MAX_PROMPT:,}): "
+        "consider breaking it into smaller tasks",
+        string,
+    )
+
+
+def _persist(ctx: Context, prop: t.Property) -> None:
+    value = _value(prop)
+    if value is None:
+        return
+    if isinstance(value, t.String):
+        if value.is_terminated and not value.text.strip():
+            ctx.report("W009", "empty persist path: use true, project or a path string", value)
+        return
+    if isinstance(value, t.Name | t.Keyword) and value.value in ("true", "project", "user"):
+        return
+    ctx.report(
+        "W009",
+        f"unknown persist value `{_shown(value)}`: use true, project or a path string",
+        value,
+    )
+
+
+def _skills(ctx: Context, prop: t.Property) -> None:
+    value = _value(prop)
+    if value is None:
+        if prop.block is not None:
+            ctx.report("E013", 'skills must be an array: `skills: ["name"]`', prop.name_leaf)
+        return
+    if not isinstance(value, t.ArrayLiteral):
+        ctx.report("E013", 'skills must be an array of skill names: `skills: ["name"]`', value)
+        return
+    elements = value.elements()
+    if not elements:
+        if value.is_closed:
+            ctx.report("W010", "empty skills array: remove it or name a skill", value)
+        return
+    imported = _imported(ctx)
+    for element in elements:
+        if not isinstance(element, t.String):
+            ctx.report("E014", f'skill name must be a string: `"{_shown(element)}"`', element)
+        elif element.is_terminated and "{" not in element.value:
+            name = element.text
+            if name not in imported:
+                ctx.report(
+                    "W007",
+                    f'skill `{name}` is not imported: add `use "...{name}"` before assigning it',
+                    element,
+                )
+
+
+def _imported(ctx: Context) -> set[str]:
+    """Names a skill may use: ``use`` aliases and last path segments, legacy imports."""
+    names = set(ctx.model.programs)
+    for node in _nodes(ctx.module):
+        if isinstance(node, t.UseStatement) and node.path is not None:
+            segment = node.path.text.strip().rstrip("/").rsplit("/", 1)[-1]
+            names.add(segment.removesuffix(".prose"))
+        elif isinstance(node, t.ImportStatement) and node.name is not None:
+            names.add(node.name.text)
+    return names
+
+
+def _permissions(ctx: Context, prop: t.Property) -> None:
+    value = _value(prop)
+    if value is not None:
+        ctx.report(
+            "E015",
+            "permissions must be a block: write each permission on its own indented line "
+            "under `permissions:`",
+            value,
+        )
+        return
+    if prop.block is None:
+        return
+    for permission in prop.block.properties():
+        kind = permission.name
+        if kind not in PERMISSIONS:
+            ctx.report(
+                "W008",
+                f"unknown permission type `{kind}`{_suggestion(kind, PERMISSIONS)}; "
+                f"permissions are {_one_of(PERMISSIONS)}",
+                permission.name_leaf,
+            )
+            continue
+        _permission_value(ctx, permission)
+
+
+def _permission_value(ctx: Context, permission: t.Property) -> None:
+    kind = permission.name
+    value = _value(permission)
+    if value is None:
+        if permission.block is not None:
+            ctx.report(
+                "W009",
+                f"unknown permission value for `{kind}`: expected "
+                + ("an array of patterns" if kind in PATTERN_PERMISSIONS else _one_of(ACCESS)),
+                permission.name_leaf,
+            )
+        return
+    if isinstance(value, t.ArrayLiteral):
+        if kind in ACCESS_PERMISSIONS:
+            ctx.report(
+                "W009",
+                f"`{kind}` takes {_one_of(ACCESS)}, not a list of patterns (pattern lists are "
+                f"for {_one_of(PATTERN_PERMISSIONS)})",
+                value,
+            )
+            return
+        for element in value.elements():
+            if not isinstance(element, t.String):
+                ctx.report(
+                    "E016",
+                    f'permission pattern must be a string: `"{_shown(element)}"`',
+                    element,
+                )
+        return
+    if _word(value) in ACCESS:
+        return
+    if kind in PATTERN_PERMISSIONS:
+        expected = f'an array of patterns (`{kind}: ["*.md"]`), or {_one_of(ACCESS)}'
+    else:
+        expected = _one_of(ACCESS)
+    ctx.report(
+        "W009",
+        f"unknown permission value `{_shown(value)}` for `{kind}`: expected {expected}",
+        value,
+    )
+
+
+# --------------------------------------------------------------------------- sessions
+
+
+def _session(ctx: Context, node: t.Session | t.Resume) -> None:
+    if isinstance(node, t.Session):
+        prompt = node.prompt
+        if prompt is not None and prompt.is_terminated:
+            text = prompt.text
+            if not text:
+                ctx.report("W001", "session has an empty prompt", prompt)
+            elif not text.strip():
+                ctx.report("W002", "session prompt contains only whitespace", prompt)
+            elif len(text) > MAX_PROMPT:
+                _long_prompt(ctx, prompt, len(text))
+    props = node.properties()
+    _duplicates(ctx, props)
+    statement = "resume" if isinstance(node, t.Resume) else "session"
+    retry: t.Property | None = None
+    backoff: t.Property | None = None
+    for prop in props:
+        name = prop.name
+        if name == "model":
+            _model(ctx, prop)
+        elif name == "prompt":
+            _prompt_property(ctx, prop, session=True)
+        elif name == "context":
+            pass  # the names rules check the variables
+        elif name == "retry":
+            retry = retry or prop
+            _retry(ctx, prop)
+        elif name == "backoff":
+            backoff = backoff or prop
+            _backoff(ctx, prop)
+        elif name in AGENT_PROPERTIES:
+            ctx.report(
+                "W005",
+                f"`{name}` is not a {statement} property: set it on the agent definition",
+                prop.name_leaf,
+            )
+        else:
+            ctx.report(
+                "W005",
+                f"unknown {statement} property `{name}`{_suggestion(name, SESSION_PROPERTIES)}; "
+                f"{statement} statements take {_one_of(SESSION_PROPERTIES)}",
+                prop.name_leaf,
+            )
+    if backoff is not None and retry is None:
+        ctx.report(
+            "W031",
+            "backoff has no effect without retry: add `retry: N`",
+            backoff.name_leaf,
+        )
+
+
+def _resume_needs_persist(ctx: Context, node: t.Resume) -> None:
+    leaf = node.agent
+    if leaf is None:
+        return
+    agent = ctx.model.agent(leaf.value)
+    if agent is None or _persistence(agent) is not None:
+        return  # an undefined agent is E007, reported by the names rules
+    ctx.report(
+        "E017",
+        f"agent `{leaf.value}` must have a `persist:` property to use `resume:`",
+        leaf,
+        related=(("the agent is defined here", agent.name_leaf),),
+    )
+
+
+def _retry(ctx: Context, prop: t.Property) -> None:
+    value = _value(prop)
+    if value is None:
+        return
+    count = value.as_int() if isinstance(value, t.Number) else None
+    if count is None:
+        ctx.report(
+            "E066",
+            f"retry count must be an integer, not `{_shown(value)}`",
+            value,
+        )
+    elif count <= 0:
+        ctx.report("E065", f"retry count must be positive, not {count}", value)
+    elif count > HIGH_RETRY:
+        ctx.report(
+            "W023",
+            f"retry count {count} is unusually high (more than {HIGH_RETRY})",
+            value,
+        )
+
+
+def _backoff(ctx: Context, prop: t.Property) -> None:
+    value = _value(prop)
+    if value is None or _word(value) in BACKOFFS:
+        return
+    word = _word(value)
+    hint = _suggestion(word, BACKOFFS) if word else ""
+    ctx.report(
+        "E067",
+        f"invalid backoff strategy `{_shown(value)}`: must be {_one_of(BACKOFFS)}{hint}",
+        value,
+    )
+
+
+# --------------------------------------------------------------------------- memory
+
+
+@dataclass(eq=False)
+class _Run:
+    """One execution of a ``session:`` or ``resume:`` in program order; a block's body
+    runs once per ``do`` that invokes it."""
+
+    node: Any
+    order: int
+    key: tuple[int, int]  # (block instance, node id): tells two executions apart
+    chain: list[tuple[tuple[int, int], Any]]  # keyed ancestors, innermost first
+
+
+@dataclass
+class _Persistence:
+    scope: str  # "run" (true), "project", "user", "path"
+    prop: t.Property
+    path: str | None = None
+
+
+# Bounds that keep pathological programs (blocks calling blocks many times) fast: a block
+# runs inline at its first few invocations only, and each statement is judged at its first
+# few executions.
+_MAX_RUNS = 2_000
+_MAX_INLINE = 8
+_MAX_CALLS = 4
+_MAX_JUDGED = 4
+
+
+def _memory(ctx: Context) -> None:
+    """E018 and W011: ``resume:`` needs memory; ``session:`` on an agent that has memory
+    ignores it."""
+    runs = _runs(ctx)
+    by_agent: dict[str, list[_Run]] = {}
+    for run in runs:
+        agent = run.node.agent
+        if agent is not None:
+            by_agent.setdefault(agent.value, []).append(run)
+    reported: set[int] = set()
+    judged: dict[int, int] = {}
+    for name, agent_runs in by_agent.items():
+        agent = ctx.model.agent(name)
+        if agent is None:
+            continue  # E007, reported by the names rules
+        persistence = _persistence(agent)
+        disk = _disk_memory(ctx, name, persistence) if persistence else None
+        for index, run in enumerate(agent_runs):
+            if id(run.node) in reported or judged.get(id(run.node), 0) >= _MAX_JUDGED:
+                continue
+            judged[id(run.node)] = judged.get(id(run.node), 0) + 1
+            # Nearest first: an earlier run just before usually settles it.
+            others = [*reversed(agent_runs[:index]), *agent_runs[index + 1 :]]
+            if persistence is None:
+                continue  # E017 for a `resume:`, reported with the statement
+            if isinstance(run.node, t.Resume):
+                if _no_memory(persistence, disk, run, others):
+                    reported.add(id(run.node))
+                    _report_no_memory(ctx, name, persistence, run)
+            elif _session_ignores_memory(ctx, name, persistence, disk, run, others):
+                reported.add(id(run.node))
+
+
+def _persistence(agent: t.AgentDefinition) -> _Persistence | None:
+    prop = agent.get_property("persist")
+    if prop is None:
+        return None
+    value = _value(prop)
+    if isinstance(value, t.Name | t.Keyword):
+        if value.value == "false":
+            return None
+        scope = {"true": "run", "project": "project", "user": "user"}.get(value.value)
+        return _Persistence(scope or "unknown", prop)
+    if isinstance(value, t.String) and value.is_terminated and value.text.strip():
+        return _Persistence("path", prop, value.text.strip())
+    return _Persistence("unknown", prop)
+
+
+def _disk_memory(ctx: Context, name: str, persistence: _Persistence) -> bool | None:
+    """Whether memory from earlier runs is on disk (None: cannot know)."""
+    root = ctx.project_root
+    if root is None:
+        return None
+    if persistence.scope == "project":
+        location = Path(root) / ".prose" / "agents" / name
+    elif persistence.scope == "path" and persistence.path is not None:
+        raw = persistence.path
+        if "{" in raw or raw.startswith("~"):
+            return None
+        location = Path(root) / raw
+    else:
+        return None
+    try:
+        if location.is_file():
+            return True
+        if location.is_dir():
+            # memory.md, or the agent's segment files (`{name}-001.md`...).
+            return any(p.is_file() and p.suffix == ".md" for p in location.iterdir())
+    except OSError:
+        return None
+    return False
+
+
+def _no_memory(persistence: _Persistence, disk: bool | None, run: _Run, others: list[_Run]) -> bool:
+    if persistence.scope == "run":
+        pass
+    elif persistence.scope in ("project", "path"):
+        if disk is not False:
+            return False  # memory on disk, or cannot tell
+    else:
+        return False  # user scope (outside the project) or an invalid value
+    return not any(_possibly_before(other, run) for other in others)
+
+
+def _report_no_memory(ctx: Context, name: str, persistence: _Persistence, run: _Run) -> None:
+    if persistence.scope == "run":
+        where = "memory with `persist: true` lives only for this run"
+    elif persistence.scope == "project":
+        where = f"no memory file in .prose/agents/{name}/"
+    else:
+        where = f"no memory file in {persistence.path}"
+    ctx.report(
+        "E018",
+        f"no memory exists for agent `{name}` ({where}): use `session: {name}` for the first "
+        "invocation",
+        run.node.agent,
+        related=(("persistence is set here", persistence.prop),),
+    )
+
+
+def _session_ignores_memory(
+    ctx: Context,
+    name: str,
+    persistence: _Persistence,
+    disk: bool | None,
+    run: _Run,
+    others: list[_Run],
+) -> bool:
+    if persistence.scope == "unknown":
+        return False
+    message = (
+        f"agent `{name}` already has memory: `session:` will ignore it; "
+        f"use `resume: {name}` to continue"
+    )
+    if disk:
+        ctx.report(
+            "W011",
+            message + " (memory from earlier runs is on disk)",
+            run.node.agent,
+            related=(("persistence is set here", persistence.prop),),
+        )
+        return True
+    # A `resume:` only continues memory that a `session:` (or an earlier run) created.
+    for other in others:
+        if (
+            isinstance(other.node, t.Session)
+            and other.node is not run.node
+            and _definitely_before(other, run)
+        ):
+            ctx.report(
+                "W011",
+                message,
+                run.node.agent,
+                related=(("memory is created here", other.node.agent),),
+            )
+            return True
+    return False
+
+
+# Program order ----------------------------------------------------------------------
+
+
+def _runs(ctx: Context) -> list[_Run]:
+    """Every session and resume in program order, with ``do`` invocations inlined."""
+    runs: list[_Run] = []
+    instances = [0]
+    invoked: set[int] = set()
+    calls: dict[int, int] = {}
+
+    def visit(
+        root: Any,
+        instance: int,
+        outer: list[tuple[tuple[int, int], Any]],
+        active: tuple[int, ...],
+    ) -> None:
+        # ("visit", node) or ("inline", invocation); a block runs after its arguments.
+        stack: list[tuple[str, Any]] = [("visit", root)]
+        while stack and len(runs) < _MAX_RUNS:
+            action, node = stack.pop()
+            if action == "inline":
+                block = ctx.model.block(node.name.value)
+                if (
+                    block is None
+                    or id(block) in active
+                    or len(active) >= _MAX_INLINE
+                    or calls.get(id(block), 0) >= _MAX_CALLS
+                ):
+                    continue
+                invoked.add(id(block))
+                calls[id(block)] = calls.get(id(block), 0) + 1
+                instances[0] += 1
+                call = _chain(node, instance, outer)
+                call.insert(0, ((instance, id(node)), node))
+                for statement in block.body_statements():
+                    visit(statement, instances[0], call, (*active, id(block)))
+                continue
+            if isinstance(node, t.ErrorNode | t.BlockDefinition):
+                continue
+            if isinstance(node, t.Session | t.Resume):
+                runs.append(
+                    _Run(node, len(runs), (instance, id(node)), _chain(node, instance, outer))
+                )
+            if isinstance(node, t.DoInvocation) and node.name is not None:
+                stack.append(("inline", node))
+            stack.extend(("visit", c) for c in reversed(node.children) if hasattr(c, "children"))
+
+    visit(ctx.module, 0, [], ())
+    # Blocks no `do` reaches still get checked, as if run at the end of the program.
+    blocks = [n for n in _nodes(ctx.module) if isinstance(n, t.BlockDefinition)]
+    for block in blocks:
+        if id(block) not in invoked:
+            instances[0] += 1
+            outer = _chain(block, 0, [])
+            outer.insert(0, ((0, id(block)), block))
+            for statement in block.body_statements():
+                visit(statement, instances[0], outer, (id(block),))
+    return runs
+
+
+def _chain(
+    node: Any, instance: int, outer: list[tuple[tuple[int, int], Any]]
+) -> list[tuple[tuple[int, int], Any]]:
+    """The keyed ancestors of ``node``, continuing at the call site past a block."""
+    chain: list[tuple[tuple[int, int], Any]] = []
+    current = node.parent
+    while current is not None:
+        if isinstance(current, t.BlockDefinition) and outer:
+            return chain + outer
+        chain.append(((instance, id(current)), current))
+        current = current.parent
+    return chain
+
+
+def _meet(a: _Run, b: _Run) -> tuple[Any, Any, Any, list[Any]] | None:
+    """The closest common ancestor of two runs, the child of it on each side, and it with
+    its ancestors."""
+    positions = {key: i for i, (key, _) in enumerate(a.chain)}
+    for j, (key, node) in enumerate(b.chain):
+        i = positions.get(key)
+        if i is not None:
+            child_a = a.chain[i - 1][0] if i else a.key
+            child_b = b.chain[j - 1][0] if j else b.key
+            return node, child_a, child_b, [n for _, n in b.chain[j:]]
+    return None
+
+
+def _branches(common: Any, child_a: Any, child_b: Any) -> bool:
+    """Whether the two sides sit in different branches of an ``if`` or ``choice``."""
+    if child_a == child_b:
+        return False
+    if isinstance(common, t.IfStatement):
+        return True
+    return isinstance(common, t.Suite) and isinstance(common.parent, t.ChoiceStatement)
+
+
+def _possibly_before(a: _Run, b: _Run) -> bool:
+    """Whether ``a`` may have run when ``b`` starts (a loop runs its body again)."""
+    meet = _meet(a, b)
+    if meet is None:
+        return a.order < b.order
+    common, child_a, child_b, above = meet
+    if any(isinstance(n, _LOOPS) for n in above):
+        return True
+    return a.order < b.order and not _branches(common, child_a, child_b)
+
+
+def _definitely_before(a: _Run, b: _Run) -> bool:
+    """Whether ``a`` runs before ``b`` (not in another branch, not concurrently)."""
+    if a.order >= b.order:
+        return False
+    meet = _meet(a, b)
+    if meet is None:
+        return True
+    common, child_a, child_b, _ = meet
+    if _branches(common, child_a, child_b):
+        return False
+    concurrent = isinstance(common, t.Suite) and isinstance(common.parent, t.Parallel)
+    return not (concurrent and child_a != child_b)

@@ -1,0 +1,425 @@
+"""Properties of agents, sessions and resume, and persistent agents' memory: every rule
+with a program that breaks it (code and exact range) and one that does not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from openprose.analysis import analyze
+from openprose.checking import check_text
+from openprose.diagnostics import Diagnostic
+from openprose.syntax import parse
+
+Range = tuple[tuple[int, int], tuple[int, int]]
+
+
+def found(text: str, code: str) -> list[Range]:
+    return [(d.start, d.end) for d in check_text(text) if d.code == code]
+
+
+def only(text: str, code: str) -> Diagnostic:
+    hits = [d for d in check_text(text) if d.code == code]
+    assert len(hits) == 1, check_text(text)
+    return hits[0]
+
+
+# code: (program, [(start, end) of each diagnostic with that code])
+BAD: dict[str, tuple[str, list[Range]]] = {
+    "E008": (
+        "agent a:\n  model: gpt-4\nsession: a\n  model: Opus\n",
+        [((2, 9), (2, 14)), ((4, 9), (4, 13))],
+    ),
+    "E009": (
+        'agent a:\n  model: opus\n  model: haiku\nsession: a\n  prompt: "x"\n  prompt: "y"\n',
+        [((3, 2), (3, 7)), ((6, 2), (6, 8))],
+    ),
+    "E013": ('agent a:\n  skills: "web-search"\nsession: a\n', [((2, 10), (2, 22))]),
+    "E014": (
+        'use "@acme/web-search"\nagent a:\n  skills: ["web-search", search]\nsession: a\n',
+        [((3, 25), (3, 31))],
+    ),
+    "E015": ("agent a:\n  permissions: deny\nsession: a\n", [((2, 15), (2, 19))]),
+    "E016": (
+        'agent a:\n  permissions:\n    read: ["*.md", 42]\nsession: a\n',
+        [((3, 19), (3, 21))],
+    ),
+    "E017": (
+        "agent a:\n  model: opus\nsession: a\nresume: a\n",
+        [((4, 8), (4, 9))],
+    ),
+    "E018": (
+        "agent a:\n  persist: true\nresume: a\nsession: a\n",
+        [((3, 8), (3, 9))],
+    ),
+    "E065": (
+        'session "a"\n  retry: 0\nsession "b"\n  retry: -2\n',
+        [((2, 9), (2, 10)), ((4, 9), (4, 11))],
+    ),
+    "E066": (
+        'session "a"\n  retry: 1.5\nsession "b"\n  retry: "3"\nsession "c"\n  retry: many\n',
+        [((2, 9), (2, 12)), ((4, 9), (4, 12)), ((6, 9), (6, 13))],
+    ),
+    "E067": ('session "a"\n  retry: 2\n  backoff: quadratic\n', [((3, 11), (3, 20))]),
+    "W001": ('session ""\n', [((1, 8), (1, 10))]),
+    "W002": ('session "   "\n', [((1, 8), (1, 13))]),
+    "W003": ('session "' + "x" * 10_001 + '"\n', [((1, 8), (1, 10_011))]),
+    "W004": (
+        'agent a:\n  prompt: ""\nsession: a\n  prompt: "  "\n',
+        [((2, 10), (2, 12)), ((4, 10), (4, 14))],
+    ),
+    "W005": (
+        'agent a:\n  temperature: 1\nsession: a\n  prompt: "x"\n  persona: "y"\n',
+        [((2, 2), (2, 13)), ((5, 2), (5, 9))],
+    ),
+    "W007": ('agent a:\n  skills: ["web-search"]\nsession: a\n', [((2, 11), (2, 23))]),
+    "W008": (
+        "agent a:\n  permissions:\n    delete: deny\nsession: a\n",
+        [((3, 4), (3, 10))],
+    ),
+    "W009": (
+        'agent a:\n  permissions:\n    bash: sometimes\n    network: ["*"]\nsession: a\n',
+        [((3, 10), (3, 19)), ((4, 13), (4, 18))],
+    ),
+    "W010": ("agent a:\n  skills: []\nsession: a\n", [((2, 10), (2, 12))]),
+    "W011": (
+        "agent a:\n  persist: true\nsession: a\nsession: a\n",
+        [((4, 9), (4, 10))],
+    ),
+    "W013": (
+        "agent a:\n  retry: 3\n  backoff: linear\nsession: a\n",
+        [((2, 2), (2, 7)), ((3, 2), (3, 9))],
+    ),
+    "W023": ('session "a"\n  retry: 11\n', [((2, 9), (2, 11))]),
+    "W031": ('session "a"\n  backoff: exponential\n', [((2, 2), (2, 9))]),
+}
+
+
+@pytest.mark.parametrize("code", sorted(BAD))
+def test_bad_program_reports_code_at_exact_range(code: str) -> None:
+    text, ranges = BAD[code]
+    assert found(text, code) == ranges
+
+
+# Programs that use every construct the rules look at correctly: no diagnostic at all.
+GOOD: dict[str, str] = {
+    "agent properties": """\
+use "@acme/web-search"
+use "@acme/summarize" as summarizer
+agent researcher:
+  model: sonnet
+  prompt: "You research topics thoroughly"
+  skills: ["web-search", "summarizer"]
+  permissions:
+    read: ["*.md", "docs/**"]
+    write: ["out/"]
+    execute: deny
+    bash: prompt
+    network: allow
+session: researcher
+""",
+    "session properties": """\
+agent writer:
+  model: haiku
+  prompt: "You write"
+let draft = session: writer
+  model: opus
+  prompt: "Write a draft"
+  retry: 10
+  backoff: exponential
+session "Review the draft"
+  context: draft
+  retry: 1
+  backoff: "linear"
+session "A long but acceptable prompt"
+  retry: 3
+  backoff: none
+""",
+    "persist true": """\
+agent captain:
+  model: opus
+  persist: true
+  prompt: "You coordinate"
+session: captain
+  prompt: "Review the plan"
+resume: captain
+  prompt: "Review step one"
+let review = resume: captain
+  prompt: "Final review"
+""",
+    "resume in a loop after a session": """\
+agent captain:
+  persist: true
+session: captain
+repeat 3:
+  resume: captain
+    prompt: "Continue"
+""",
+    "first iteration starts, later ones resume": """\
+agent captain:
+  persist: true
+repeat 3 as i:
+  if **this is the first iteration**:
+    session: captain
+      prompt: "Start {i}"
+  else:
+    resume: captain
+      prompt: "Continue {i}"
+""",
+    "sessions in exclusive branches": """\
+agent captain:
+  persist: true
+choice **the best approach**:
+  option "fast":
+    session: captain
+  option "thorough":
+    session: captain
+resume: captain
+""",
+    "block invoked after the session": """\
+agent captain:
+  persist: project
+block follow-up:
+  resume: captain
+session: captain
+do follow-up
+""",
+    "project and path persistence without a project root": """\
+agent advisor:
+  persist: project
+agent keeper:
+  persist: ".prose/custom/keeper/"
+agent traveller:
+  persist: user
+resume: advisor
+resume: keeper
+resume: traveller
+""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(GOOD))
+def test_good_program_has_no_diagnostics(name: str) -> None:
+    assert check_text(GOOD[name]) == []
+
+
+# ----------------------------------------------------------------------- details
+
+
+def test_duplicate_points_at_the_first_occurrence() -> None:
+    d = only('agent a:\n  model: opus\n  prompt: "p"\n  model: haiku\nsession: a\n', "E009")
+    assert (d.start, d.end) == ((4, 2), (4, 7))
+    assert [(r.message, r.start, r.end) for r in d.related] == [
+        ("first specified here", (2, 2), (2, 7))
+    ]
+
+
+def test_duplicate_permission_in_permissions_block() -> None:
+    text = 'agent a:\n  permissions:\n    read: ["a"]\n    read: ["b"]\nsession: a\n'
+    d = only(text, "E009")
+    assert (d.start, d.end) == ((4, 4), (4, 8))
+    assert d.related[0].start == (3, 4)
+
+
+def test_duplicate_on_resume() -> None:
+    text = "agent a:\n  persist: true\nsession: a\nresume: a\n  retry: 2\n  retry: 3\n"
+    assert found(text, "E009") == [((6, 2), (6, 7))]
+
+
+def test_context_and_retry_on_agent() -> None:
+    text = "agent a:\n  context: notes\nsession: a\n"
+    d = only(text, "W005")
+    assert (d.start, d.end) == ((2, 2), (2, 9))
+    assert "sessions" in d.message
+
+
+def test_agent_properties_on_a_session_are_unknown() -> None:
+    text = 'agent a:\n  model: opus\nsession: a\n  permissions:\n    bash: deny\n  skills: ["x"]\n'
+    assert found(text, "W005") == [((4, 2), (4, 13)), ((6, 2), (6, 8))]
+    assert found(text, "W007") == []  # not an agent: its contents are not checked
+
+
+def test_unknown_property_suggests_the_closest() -> None:
+    d = only('session "a"\n  promt: "b"\n', "W005")
+    assert "did you mean `prompt`" in d.message
+
+
+def test_invalid_model_on_resume() -> None:
+    text = "agent a:\n  persist: true\nsession: a\nresume: a\n  model: large\n"
+    assert found(text, "E008") == [((5, 9), (5, 14))]
+
+
+def test_empty_prompt_property_on_resume_and_session_is_w004_not_w001() -> None:
+    text = 'agent a:\n  persist: true\nsession: a\n  prompt: ""\nresume: a\n  prompt: " "\n'
+    codes = [d.code for d in check_text(text)]
+    assert codes.count("W004") == 2
+    assert "W001" not in codes and "W002" not in codes
+
+
+def test_long_prompt_property_on_session() -> None:
+    text = 'session "a"\n  prompt: "' + "y" * 10_001 + '"\n'
+    assert found(text, "W003") == [((2, 10), (2, 10_013))]
+
+
+def test_long_prompt_counts_decoded_text() -> None:
+    # 5,001 escapes decode to 5,001 characters: well under the limit.
+    assert found('session "' + "\\n" * 5_001 + '"\n', "W003") == []
+
+
+def test_persist_value_must_be_true_project_or_a_path() -> None:
+    text = "agent a:\n  persist: forever\nsession: a\n"
+    d = only(text, "W009")
+    assert (d.start, d.end) == ((2, 11), (2, 18))
+    assert "persist" in d.message
+    assert found('agent a:\n  persist: ""\nsession: a\n', "W009") == [((2, 11), (2, 13))]
+
+
+def test_persist_false_is_not_persistent() -> None:
+    text = "agent a:\n  persist: false\nsession: a\nresume: a\n"
+    assert found(text, "E017") == [((4, 8), (4, 9))]
+
+
+def test_pattern_permission_with_a_single_string() -> None:
+    text = 'agent a:\n  permissions:\n    write: "out/"\nsession: a\n'
+    assert found(text, "W009") == [((3, 11), (3, 17))]
+
+
+def test_permissions_block_of_an_agent_is_not_a_value() -> None:
+    text = "agent a:\n  permissions:\n    bash:\n      allow: yes\nsession: a\n"
+    assert found(text, "W009") == [((3, 4), (3, 8))]
+
+
+def test_skills_from_legacy_import_and_alias() -> None:
+    text = (
+        'import "web-search" from "github:acme/skills"\n'
+        'use "@acme/summarize" as summarizer\n'
+        'agent a:\n  skills: ["web-search", "summarizer", "summarize", "other"]\nsession: a\n'
+    )
+    assert found(text, "W007") == [((4, 52), (4, 59))]
+
+
+def test_skills_block_is_not_an_array() -> None:
+    text = 'agent a:\n  skills:\n    web: "x"\nsession: a\n'
+    assert found(text, "E013") == [((2, 2), (2, 8))]
+
+
+def test_backoff_without_retry_on_resume() -> None:
+    text = "agent a:\n  persist: true\nsession: a\nresume: a\n  backoff: linear\n"
+    assert found(text, "W031") == [((5, 2), (5, 9))]
+
+
+def test_values_with_syntax_errors_are_left_to_the_parser() -> None:
+    text = 'session "a"\n  retry: 3 4\n  model: claude-3.5\n'
+    codes = {d.code for d in check_text(text)}
+    assert not codes & {"E008", "E065", "E066"}
+
+
+# ----------------------------------------------------------------------- memory
+
+
+def test_resume_without_persist_relates_to_the_agent() -> None:
+    d = only("agent a:\n  model: opus\nresume: a\n", "E017")
+    assert (d.start, d.end) == ((3, 8), (3, 9))
+    assert [(r.start, r.end) for r in d.related] == [((1, 6), (1, 7))]
+
+
+def test_undefined_agent_on_resume_is_not_e017() -> None:
+    assert found("resume: ghost\n", "E017") == []
+
+
+def test_resume_before_session_in_sequence() -> None:
+    text = (
+        "agent a:\n  persist: true\nif **the cache is warm**:\n  resume: a\nelse:\n  session: a\n"
+    )
+    # Different branches of one `if`, outside any loop: the resume never has memory.
+    assert found(text, "E018") == [((4, 10), (4, 11))]
+
+
+def test_resume_inside_loop_before_session_in_the_same_loop() -> None:
+    text = "agent a:\n  persist: true\nloop until **the work is done** (max: 3):\n"
+    text += "  resume: a\n  session: a\n"
+    assert found(text, "E018") == []  # the second iteration has memory
+
+
+def test_block_invoked_before_and_after_the_session() -> None:
+    text = "agent a:\n  persist: true\nblock more:\n  resume: a\ndo more\nsession: a\ndo more\n"
+    assert found(text, "E018") == [((4, 10), (4, 11))]
+
+
+def test_sessions_in_parallel_branches_do_not_warn() -> None:
+    text = "agent a:\n  persist: true\nparallel:\n  x = session: a\n  y = session: a\n"
+    assert found(text, "W011") == []
+
+
+def test_session_after_session_relates_to_the_first() -> None:
+    text = "agent a:\n  persist: true\nsession: a\nresume: a\nsession: a\n"
+    d = only(text, "W011")
+    assert (d.start, d.end) == ((5, 9), (5, 10))
+    assert [(r.start, r.end) for r in d.related] == [((3, 9), (3, 10))]
+
+
+def test_failed_resume_creates_no_memory() -> None:
+    text = "agent a:\n  persist: true\nresume: a\nsession: a\n"
+    assert found(text, "W011") == []
+
+
+def test_session_in_a_loop_alone_does_not_warn() -> None:
+    text = "agent a:\n  persist: true\nrepeat 2:\n  session: a\n"
+    assert found(text, "W011") == []
+
+
+def _memory(root: Path, *parts: str) -> None:
+    directory = root.joinpath(*parts)
+    directory.mkdir(parents=True)
+    (directory / "memory.md").write_text("# Agent Memory\n")
+
+
+def _analyze(text: str, root: Path) -> list[Diagnostic]:
+    return analyze(parse(text), path=root / "main.prose", project_root=root)
+
+
+def _codes(diagnostics: list[Diagnostic], code: str) -> list[Range]:
+    return [(d.start, d.end) for d in diagnostics if d.code == code]
+
+
+def test_project_memory_missing_on_disk(tmp_path: Path) -> None:
+    text = "agent advisor:\n  persist: project\nresume: advisor\n"
+    result = _analyze(text, tmp_path)
+    assert _codes(result, "E018") == [((3, 8), (3, 15))]
+    assert "no memory file in .prose/agents/advisor/" in result[0].message
+
+
+def test_project_memory_on_disk(tmp_path: Path) -> None:
+    _memory(tmp_path, ".prose", "agents", "advisor")
+    good = "agent advisor:\n  persist: project\nresume: advisor\n"
+    assert _analyze(good, tmp_path) == []
+    bad = "agent advisor:\n  persist: project\nsession: advisor\n"
+    assert _codes(_analyze(bad, tmp_path), "W011") == [((3, 9), (3, 16))]
+
+
+def test_project_memory_of_another_agent(tmp_path: Path) -> None:
+    _memory(tmp_path, ".prose", "agents", "someone-else")
+    text = "agent advisor:\n  persist: project\nsession: advisor\nresume: advisor\n"
+    assert _analyze(text, tmp_path) == []
+
+
+def test_custom_path_memory(tmp_path: Path) -> None:
+    text = 'agent keeper:\n  persist: "state/keeper/"\nresume: keeper\n'
+    assert _codes(_analyze(text, tmp_path), "E018") == [((3, 8), (3, 14))]
+    _memory(tmp_path, "state", "keeper")
+    assert _analyze(text, tmp_path) == []
+    session = 'agent keeper:\n  persist: "state/keeper/"\nsession: keeper\n'
+    assert _codes(_analyze(session, tmp_path), "W011") == [((3, 9), (3, 15))]
+
+
+def test_empty_memory_directory_has_no_memory(tmp_path: Path) -> None:
+    (tmp_path / ".prose" / "agents" / "advisor").mkdir(parents=True)
+    text = "agent advisor:\n  persist: project\nresume: advisor\n"
+    assert _codes(_analyze(text, tmp_path), "E018") == [((3, 8), (3, 15))]
+
+
+def test_run_scoped_memory_ignores_the_disk(tmp_path: Path) -> None:
+    _memory(tmp_path, ".prose", "agents", "captain")
+    text = "agent captain:\n  persist: true\nresume: captain\n"
+    assert _codes(_analyze(text, tmp_path), "E018") == [((3, 8), (3, 15))]
