@@ -290,9 +290,12 @@ class Binder:
                 self.define(scope, symbol)
             return
         if isinstance(node, t.InputDeclaration):
-            for symbol in self.model.inputs:
-                if symbol.node is node:
-                    self.define(scope, symbol)
+            declared = [symbol for symbol in self.model.inputs if symbol.node is node]
+            if not declared and node.name is not None:
+                # An input further down the program is a question asked at run time.
+                declared = [Symbol(node.name.value, Kind.INPUT, node.name, node)]
+            for symbol in declared:
+                self.define(scope, symbol)
             return
         if isinstance(node, t.BlockDefinition):
             self._deferred_blocks.append(node)
