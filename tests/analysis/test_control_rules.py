@@ -38,7 +38,7 @@ BAD: list[tuple[str, str, list[Range]]] = [
     ("E054", 'block (x):\n  session "{x}"\n', [((1, 5), (1, 5))]),
     ("E055", 'parallel ("fastest"):\n' + TWO, [((1, 10), (1, 19))]),
     ("E055", "parallel (first):\n" + TWO, [((1, 10), (1, 15))]),
-    ("E055", 'parallel ("any", 0):\n' + TWO, [((1, 17), (1, 18))]),
+    ("E055", 'parallel ("any", 2):\n' + TWO, [((1, 17), (1, 18))]),
     ("E055", 'parallel ("first", "any"):\n' + TWO, [((1, 19), (1, 24))]),
     ("E056", 'parallel (on-fail: "stop"):\n' + TWO, [((1, 19), (1, 25))]),
     ("E056", "parallel (on-fail: ignore):\n" + TWO, [((1, 19), (1, 25))]),
@@ -47,6 +47,7 @@ BAD: list[tuple[str, str, list[Range]]] = [
     ("E058", 'parallel ("any", count: 0):\n' + TWO, [((1, 24), (1, 25))]),
     ("E058", 'parallel ("any", count: 1.5):\n' + TWO, [((1, 24), (1, 27))]),
     ("E058", 'parallel ("any", count: "2"):\n' + TWO, [((1, 24), (1, 27))]),
+    ("E058", 'parallel ("any", 0):\n' + TWO, [((1, 17), (1, 18))]),
     ("W016", 'parallel ("any", count: 3):\n' + TWO, [((1, 24), (1, 25))]),
     ("W032", 'parallel ("first"):\n  session "a"\n', [((1, 10), (1, 17))]),
     ("W005", 'parallel (join: "first"):\n' + TWO, [((1, 10), (1, 14))]),
@@ -163,7 +164,8 @@ def test_good_program(text: str) -> None:
 def test_join_strategy_messages() -> None:
     assert '"all", "first" or "any"' in only('parallel ("fastest"):\n' + TWO, "E055").message
     assert '("first")' in only("parallel (first):\n" + TWO, "E055").message
-    assert "count: 0" in only('parallel ("any", 0):\n' + TWO, "E055").message
+    assert "count: 2" in only('parallel ("any", 2):\n' + TWO, "E055").message
+    assert "count: N" in only('parallel ("any", 0):\n' + TWO, "E058").message
 
 
 def test_second_join_strategy_points_at_the_first() -> None:

@@ -25,7 +25,6 @@ Judgement calls:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from openprose.analysis.context import Context
@@ -37,41 +36,26 @@ SHORT_CONDITION = 3  # characters: a condition shorter than this may be ambiguou
 
 
 def check(ctx: Context) -> None:
-    for node in walk(ctx.module):
-        if isinstance(node, t.Parallel):
-            _parallel(ctx, node)
-        elif isinstance(node, t.Repeat):
-            _repeat(ctx, node)
-        elif isinstance(node, t.Loop):
-            _loop(ctx, node)
-        elif isinstance(node, t.IfStatement):
-            _if(ctx, node)
-        elif isinstance(node, t.ChoiceStatement):
-            _choice(ctx, node)
-        elif isinstance(node, t.ThrowStatement):
-            _throw(ctx, node)
-        elif isinstance(node, t.DoInvocation):
-            _arguments(ctx, node)
-        elif isinstance(node, t.Property) and node.name == "context":
+    for node in ctx.nodes(t.Parallel):
+        _parallel(ctx, node)
+    for node in ctx.nodes(t.Repeat):
+        _repeat(ctx, node)
+    for node in ctx.nodes(t.Loop):
+        _loop(ctx, node)
+    for node in ctx.nodes(t.IfStatement):
+        _if(ctx, node)
+    for node in ctx.nodes(t.ChoiceStatement):
+        _choice(ctx, node)
+    for node in ctx.nodes(t.ThrowStatement):
+        _throw(ctx, node)
+    for node in ctx.nodes(t.DoInvocation):
+        _arguments(ctx, node)
+    for node in ctx.nodes(t.Property):
+        if node.name == "context":
             _context(ctx, node)
 
 
 # --------------------------------------------------------------------------- walking
-
-
-def walk(node: Any) -> Iterator[Any]:
-    """Every node under ``node`` (leaves excluded), skipping error subtrees."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, t.ErrorNode):
-            continue
-        yield current
-        children = current.children
-        for i in range(len(children) - 1, -1, -1):
-            child = children[i]
-            if hasattr(child, "children"):
-                stack.append(child)
 
 
 def in_error(node: Any) -> bool:
@@ -161,6 +145,16 @@ def _parallel(ctx: Context, node: t.Parallel) -> None:
         elif isinstance(item, t.Name) and item.value in JOIN_STRATEGIES:
             message = f'the join strategy is a string: write `("{item.value}")`'
         elif isinstance(item, t.Number):
+            # A count written without its name: `parallel ("any", 2)`.
+            invalid = True
+            n = number(item)
+            if not isinstance(n, int) or n < 1:
+                ctx.report(
+                    "E058",
+                    "count must be a whole number of at least 1 (written `count: N`)",
+                    item,
+                )
+                continue
             message = (
                 'invalid join strategy: must be "all", "first" or "any"; '
                 f"write a count as `count: {item.value}`"

@@ -39,16 +39,15 @@ _DOUBLED = re.compile(rf"\{{\{{\s*({_NAME})(?:\.{_NAME})*\s*\}}\}}")
 
 
 def check(ctx: Context) -> None:
+    for node in ctx.nodes(t.ImportStatement):
+        _legacy_import(ctx, node)
+    for node in ctx.nodes(t.OutputBinding):
+        _unnamed_output(ctx, node)
     in_condition: set[int] = set()  # ids of nodes reported as W029 (and their subtrees)
-    for node in _walk(ctx.module):
-        if isinstance(node, t.ImportStatement):
-            _legacy_import(ctx, node)
-        elif isinstance(node, t.OutputBinding):
-            _unnamed_output(ctx, node)
-        elif isinstance(node, t.IfStatement | t.ElifClause | t.ChoiceStatement | t.Loop):
-            condition = node.criteria if isinstance(node, t.ChoiceStatement) else node.condition
-            if condition is not None and not isinstance(condition, t.Operator | t.Keyword):
-                _condition(ctx, condition, in_condition)
+    for node in ctx.nodes(t.IfStatement, t.ElifClause, t.ChoiceStatement, t.Loop):
+        condition = node.criteria if isinstance(node, t.ChoiceStatement) else node.condition
+        if condition is not None and not isinstance(condition, t.Operator | t.Keyword):
+            _condition(ctx, condition, in_condition)
     _objects(ctx)
     _expressions(ctx, in_condition)
     _interpolations(ctx)
@@ -144,8 +143,8 @@ def _condition(ctx: Context, node: Any, reported: set[int]) -> None:
 
 
 def _objects(ctx: Context) -> None:
-    for node in _walk(ctx.module):
-        if not isinstance(node, t.ObjectLiteral) or node.is_shorthand:
+    for node in ctx.nodes(t.ObjectLiteral):
+        if node.is_shorthand:
             continue
         outer = node.parent
         while outer is not None and not isinstance(outer, t.ObjectLiteral):
@@ -162,9 +161,7 @@ def _objects(ctx: Context) -> None:
 
 
 def _expressions(ctx: Context, in_condition: set[int]) -> None:
-    for node in _walk(ctx.module):
-        if not isinstance(node, _OUTSIDE):
-            continue
+    for node in ctx.nodes(*_OUTSIDE):
         if _covered(node, in_condition):
             continue
         if isinstance(node, _OPERATORS) and _is_condition(node):
