@@ -114,6 +114,7 @@ class Parser:
         # block being reparsed (not of nested blocks); True stops the block there.
         self.stop_at: Callable[[int], bool] | None = None
         self.stopped = False
+        self.calls_allowed = True
         # Blocks, brackets and `not`s open so far: past MAX_NESTING the rest is read
         # flatly as one error, so deep nesting can never exhaust Python's stack.
         self.nesting = 0
@@ -507,8 +508,13 @@ class Parser:
             if is_assign:
                 return self.parse_assignment()
             handler = _EXPRESSIONS.get(tok.value)
-            if handler is not None or (isinstance(nxt, t.Operator) and nxt.value in "(|"):
-                # A call, or a pipeline run for its effects: `items | map: ...`.
+            if (
+                handler is not None
+                or (isinstance(nxt, t.Operator) and nxt.value in "(|")
+                or (nxt is None and self._pipe_continues(after=1))
+            ):
+                # A call, or a pipeline run for its effects: `items | map: ...`, with the
+                # stages on the same line or on the indented lines below.
                 return self.parse_expression_statement()
         return self.parse_error_statement()
 
@@ -905,8 +911,9 @@ class Parser:
             return self.parse_pipeline(node)
         return node
 
-    def _pipe_continues(self) -> bool:
-        if self.barrier or self.i < self.n:
+    def _pipe_continues(self, after: int = 0) -> bool:
+        """Whether the next line continues a pipeline (``after`` tokens still to read)."""
+        if self.barrier or self.i + after < self.n:
             return False
         nxt = self._peek_line()
         return (
@@ -936,7 +943,10 @@ class Parser:
                 and self.line.tokens
                 and self.line.tokens[0].value == "|"
                 and isinstance(self.line.tokens[0], t.Operator)
-                and deeper(self.line.indent, statement_indent)
+                and (
+                    self.line.indent == statement_indent
+                    or deeper(self.line.indent, statement_indent)
+                )
             ):
                 self.barrier = False  # a stage continued after the previous stage's body
                 continue
@@ -994,6 +1004,13 @@ class Parser:
                 break
             arrow = self.take()
             children.append(arrow)
+            if self.at_eol() and not self.barrier:
+                # `session "a" ->` at the end of a line continues on the next one.
+                nxt = self._peek_line()
+                if not nxt.eof and (nxt.indent == indent or deeper(nxt.indent, indent)):
+                    children.append(self.line.newline)
+                    self._advance()
+                    self.barrier = False
             step = operand()
             if step is None:
                 self.missing("E004", "expected a session after `->`", arrow)
@@ -1032,7 +1049,7 @@ class Parser:
             if handler is not None:
                 return handler(self)
             node: Any = self.take()
-            if self.at_op("("):
+            if self.at_op("(") and self.calls_allowed:
                 node = t.ProgramCall([node, self.parse_arguments()])
             while self.at_op(".") or self.at_op("["):
                 if self.at_op("."):
@@ -1371,7 +1388,12 @@ class Parser:
         if self.at_word("until") or self.at_word("while"):
             word = self.take_keyword()
             children.append(word)
-            self._condition(children, word.value)
+            # `loop while n (max: 5)`: the parentheses are the loop's modifiers, not a call.
+            self.calls_allowed = False
+            try:
+                self._condition(children, word.value)
+            finally:
+                self.calls_allowed = True
         if self.at_op("("):
             children.append(self.parse_arguments())
         self._as_name(children)

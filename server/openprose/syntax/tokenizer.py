@@ -26,9 +26,9 @@ from openprose.syntax.tree import (
 )
 
 # One alternative per token kind; order matters (``**`` before ``*``, numbers before ``-``).
-# Possessive quantifiers keep long strings linear.  A run of three or more quotes
-# closes a ``"""`` string with its last three (the others are text), so a prompt may
-# end in a quotation: ``"""Ask: "Proceed?""""``.
+# Possessive quantifiers keep long strings linear.  `****` is an empty `**` condition.
+# A run of three or more quotes closes a ``"""`` string with its last three (the others
+# are text), so a prompt may end in a quotation: ``"""Ask: "Proceed?""""``.
 _TOKEN = re.compile(
     r"""
       (?P<ws>[ \t\f]+)
@@ -36,7 +36,9 @@ _TOKEN = re.compile(
     | (?P<str>"(?:""(?:[^"\\]++|\\.?|"{1,2}+(?!"))*+(?:"{3,}|\Z)|(?:[^"\\\r\n]++|\\[^\r\n]?)*+"?))
     | (?P<nl>\r\n|\n|\r)
     | (?P<comment>\#[^\r\n]*)
-    | (?P<disc>\*\*\*(?:[^*]++|\*(?!\*\*))*+(?:\*\*\*|\Z)|\*\*(?:[^*\r\n]++|\*(?!\*))*+(?:\*\*)?)
+    | (?P<disc>\*\*\*\*(?!\*)
+              |\*\*\*(?:[^*]++|\*(?!\*\*))*+(?:\*\*\*|\Z)
+              |\*\*(?:[^*\r\n]++|\*(?!\*))*+(?:\*\*)?)
     | (?P<num>-?\d+(?:\.\d+)?(?:[^\W\d]\w*)?)
     | (?P<op>->|==|!=|<=|>=|[:=,()\[\]{}|.<>+\-*/!])
     | (?P<err>.)

@@ -128,7 +128,7 @@ class Discretion(ProseLeaf):
 
     @property
     def is_multiline(self) -> bool:
-        return self.value.startswith("***")
+        return self.value.startswith("***") and self.value != "****"  # `****`: empty `**`
 
     @property
     def is_terminated(self) -> bool:
