@@ -28,16 +28,43 @@ class Context:
     contracts: Any = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
     _index: dict[type, list[Any]] | None = field(default=None, repr=False)
+    _queries: dict[tuple[type, ...], list[Any]] = field(default_factory=dict, repr=False)
+
+    def diagnostics_sorted(self) -> list[Diagnostic]:
+        return sorted(self.diagnostics, key=Diagnostic.sort_key)
+
+    def syntax_diagnostics(self) -> list[Diagnostic]:
+        """The parser's diagnostics, from the same walk as the node index."""
+        from openprose.syntax.issues import reported_whole, to_diagnostics
+
+        if self._index is None:
+            self._index = _index_nodes(self.module)
+        nodes = [n for n in self._index[_ISSUES] if not reported_whole(n)]
+        return to_diagnostics(issue for node in nodes for issue in node.issues)
+
+    def strings(self) -> list[Any]:
+        """Every string literal outside error nodes, in source order."""
+        if self._index is None:
+            self._index = _index_nodes(self.module)
+        return self._index.get(_STRINGS, [])
 
     def nodes(self, *classes: type) -> list[Any]:
         """Every node of these classes in the module, in source order, outside error nodes
         (one shared walk of the tree for all the rules)."""
+        cached = self._queries.get(classes)
+        if cached is not None:
+            return cached
         if self._index is None:
             self._index = _index_nodes(self.module)
-        if len(classes) == 1:
-            return self._index.get(classes[0], [])
-        found = [n for cls in classes for n in self._index.get(cls, [])]
-        found.sort(key=lambda n: n.start_pos)
+        kinds = [
+            kind
+            for kind in self._index
+            if kind is not _STRINGS and kind is not _ISSUES and issubclass(kind, classes)
+        ]
+        found = [n for kind in kinds for n in self._index[kind]]
+        if len(kinds) > 1:
+            found.sort(key=lambda n: n.start_pos)
+        self._queries[classes] = found
         return found
 
     def report(
@@ -75,10 +102,15 @@ def _index_nodes(module: Any) -> dict[type, list[Any]]:
     from openprose.syntax import tree as t
 
     index: dict[type, list[Any]] = {}
+    strings: list[Any] = []
+    issues: list[Any] = []
     stack = [module]
+    string = t.String
     while stack:
         node = stack.pop()
         index.setdefault(type(node), []).append(node)
+        if node.issues:
+            issues.append(node)
         if isinstance(node, t.ErrorNode):
             continue
         children = node.children
@@ -86,4 +118,18 @@ def _index_nodes(module: Any) -> dict[type, list[Any]]:
             child = children[i]
             if hasattr(child, "children"):
                 stack.append(child)
+            elif type(child) is string:
+                strings.append(child)
+    strings.reverse()  # collected last-first within each node; restore source order
+    strings.sort(key=lambda leaf: (leaf.line, leaf.column))
+    index[_STRINGS] = strings
+    index[_ISSUES] = issues
     return index
+
+
+class _STRINGS:  # the index key for string leaves
+    pass
+
+
+class _ISSUES:  # the index key for nodes that carry syntax issues
+    pass

@@ -15,7 +15,7 @@ have function-like scope), so neither is visible after its body.
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -180,7 +180,9 @@ def import_alias(use: t.UseStatement) -> str | None:
 
 
 class Binder:
-    def __init__(self, module: Any) -> None:
+    def __init__(self, module: Any, nodes: Callable[[type], list[Any]] | None = None) -> None:
+        # ``nodes(cls)``: every node of a class in the module (the rules' shared index).
+        self.nodes = nodes or (lambda cls: [n for n in t.iter_nodes(module) if isinstance(n, cls)])
         self.model = Model(module, Scope("program", module, None))
         self.model.scopes.append(self.model.program_scope)
         self._deferred_blocks: list[t.BlockDefinition] = []
@@ -211,24 +213,26 @@ class Binder:
             elif isinstance(statement, t.InputDeclaration) and statement.name is not None:
                 symbol = Symbol(statement.name.value, Kind.INPUT, statement.name, statement)
                 self.model.inputs.append(symbol)
-        for block in _all_block_definitions(statements):
+        # Block definitions anywhere (nested ones are reported, and hoisted too).
+        for block in self.nodes(t.BlockDefinition):
             if block.name:
                 self.model.blocks.setdefault(block.name, []).append(block)
-            for node in t.iter_nodes(block):
-                if isinstance(node, t.OutputBinding) and node.name is not None:
-                    symbol = Symbol(node.name.value, Kind.OUTPUT, node.name, node, exported=True)
-                    self.define(self.model.program_scope, symbol)
-                elif (
-                    isinstance(node, t.Assignment)
-                    and node.target is not None
-                    and isinstance(node.parent, t.Suite)
-                    and isinstance(node.parent.parent, t.Parallel)
-                ):
-                    # Named parallel results are results too (`do research()` then `{docs}`).
-                    symbol = Symbol(
-                        node.target.value, Kind.BRANCH, node.target, node, exported=True
-                    )
-                    self.define(self.model.program_scope, symbol)
+        # A block's outputs and named parallel results are its results, visible to the
+        # program once it has run (`do research()` then `{docs}`).
+        for node in self.nodes(t.OutputBinding):
+            if node.name is not None and _in_block_definition(node):
+                symbol = Symbol(node.name.value, Kind.OUTPUT, node.name, node, exported=True)
+                self.define(self.model.program_scope, symbol)
+        for node in self.nodes(t.Assignment):
+            target = node.target
+            if (
+                target is not None
+                and isinstance(node.parent, t.Suite)
+                and isinstance(node.parent.parent, t.Parallel)
+                and _in_block_definition(node)
+            ):
+                symbol = Symbol(target.value, Kind.BRANCH, target, node, exported=True)
+                self.define(self.model.program_scope, symbol)
 
     # ------------------------------------------------------------ definitions
 
@@ -537,13 +541,14 @@ def exclusive(a: Any, b: Any) -> Any:
     return None
 
 
-def _all_block_definitions(statements: list[Any]) -> Iterator[t.BlockDefinition]:
-    """Block definitions anywhere (nested ones too: they are reported, and hoisted)."""
-    for statement in statements:
-        for node in t.iter_nodes(statement):
-            if isinstance(node, t.BlockDefinition):
-                yield node
+def _in_block_definition(node: Any) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if isinstance(parent, t.BlockDefinition):
+            return True
+        parent = parent.parent
+    return False
 
 
-def build_model(module: Any) -> Model:
-    return Binder(module).bind()
+def build_model(module: Any, nodes: Callable[[type], list[Any]] | None = None) -> Model:
+    return Binder(module, nodes).bind()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from openprose.codes import severity_of
@@ -39,6 +39,11 @@ def iter_issues(node: Any) -> Iterator[SyntaxIssue]:
 
 def syntax_diagnostics(module: Any) -> list[Diagnostic]:
     """The syntax diagnostics of a parsed module, sorted by position."""
+    return to_diagnostics(iter_issues(module))
+
+
+def to_diagnostics(issues: Iterable[SyntaxIssue]) -> list[Diagnostic]:
+    """Diagnostics for syntax issues, sorted by position."""
     diagnostics = [
         Diagnostic(
             issue.code,
@@ -51,7 +56,17 @@ def syntax_diagnostics(module: Any) -> list[Diagnostic]:
                 for message, leaf, a, b in issue.related
             ),
         )
-        for issue in iter_issues(module)
+        for issue in issues
     ]
     diagnostics.sort(key=Diagnostic.sort_key)
     return diagnostics
+
+
+def reported_whole(node: Any) -> bool:
+    """Whether ``node`` lies inside a construct whose issues are reported as one."""
+    parent = node.parent
+    while parent is not None:
+        if isinstance(parent, _REPORTED_WHOLE):
+            return True
+        parent = parent.parent
+    return False

@@ -86,15 +86,17 @@ class String(ProseLeaf):
 
     @property
     def is_terminated(self) -> bool:
-        q = '"""' if self.is_triple else '"'
         v = self.value
-        if len(v) < 2 * len(q) or not v.endswith(q):
+        q = 3 if v.startswith('"""') else 1
+        if len(v) < 2 * q or v[-1] != '"' or (q == 3 and not v.endswith('"""')):
             return False
+        end = len(v) - q
+        if v[end - 1] != "\\":
+            return True
         # A closing quote preceded by an odd number of backslashes is escaped.
-        body_end = len(v) - len(q)
         backslashes = 0
-        i = body_end - 1
-        while i >= len(q) and v[i] == "\\":
+        i = end - 1
+        while i >= q and v[i] == "\\":
             backslashes += 1
             i -= 1
         return backslashes % 2 == 0

@@ -19,7 +19,6 @@ literal text.  Multi-line (triple-quoted) prompts are instructions for the model
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 from openprose.analysis.context import Context
@@ -54,19 +53,6 @@ def check(ctx: Context) -> None:
 
 
 # --------------------------------------------------------------------------- walking
-
-
-def _walk(node: Any) -> Iterator[Any]:
-    """Every node and leaf under ``node`` in source order, skipping error subtrees."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, t.ErrorNode):
-            continue
-        yield current
-        children = getattr(current, "children", None)
-        if children is not None:
-            stack.extend(reversed(children))
 
 
 def _code(node: Any, limit: int = 40) -> str:
@@ -217,12 +203,8 @@ def _interpolations(ctx: Context) -> None:
     defined = {s.name for s in model.definitions} | {s.name for s in model.inputs}
     if not defined:
         return
-    for leaf in _walk(ctx.module):
-        if (
-            isinstance(leaf, t.String)
-            and not leaf.is_triple
-            and ("{" in leaf.value or "}" in leaf.value)
-        ):
+    for leaf in ctx.strings():
+        if not leaf.is_triple and ("{" in leaf.value or "}" in leaf.value):
             _string(ctx, leaf, defined)
 
 

@@ -13,7 +13,6 @@ there is a path.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,28 +38,16 @@ _LOOPS = (t.Repeat, t.ForEach, t.Loop, t.PipeStage)
 
 
 def check(ctx: Context) -> None:
-    for node in _nodes(ctx.module):
+    for node in ctx.nodes(t.AgentDefinition, t.Session, t.Resume):
         if isinstance(node, t.AgentDefinition):
             _agent(ctx, node)
-        elif isinstance(node, t.Session | t.Resume):
+        else:
             _session(ctx, node)
             if isinstance(node, t.Resume):
                 _resume_needs_persist(ctx, node)
-    _memory(ctx)
-
-
-def _nodes(root: Any) -> Iterator[Any]:
-    """Every node in source order, error subtrees left out."""
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, t.ErrorNode):
-            continue
-        yield node
-        stack.extend(c for c in reversed(node.children) if hasattr(c, "children"))
-
-
-# --------------------------------------------------------------------------- values
+    # Memory only matters for persistent agents: most programs have none.
+    if any(a.get_property("persist") is not None for a in ctx.nodes(t.AgentDefinition)):
+        _memory(ctx)
 
 
 def _value(prop: t.Property) -> Any:
@@ -237,7 +224,7 @@ def _skills(ctx: Context, prop: t.Property) -> None:
 def _imported(ctx: Context) -> set[str]:
     """Names a skill may use: ``use`` aliases and last path segments, legacy imports."""
     names = set(ctx.model.programs)
-    for node in _nodes(ctx.module):
+    for node in ctx.nodes(t.UseStatement, t.ImportStatement):
         if isinstance(node, t.UseStatement) and node.path is not None:
             segment = node.path.text.strip().rstrip("/").rsplit("/", 1)[-1]
             names.add(segment.removesuffix(".prose"))
@@ -634,7 +621,7 @@ def _runs(ctx: Context) -> list[_Run]:
 
     visit(ctx.module, 0, [], ())
     # Blocks no `do` reaches still get checked, as if run at the end of the program.
-    blocks = [n for n in _nodes(ctx.module) if isinstance(n, t.BlockDefinition)]
+    blocks = ctx.nodes(t.BlockDefinition)
     for block in blocks:
         if id(block) not in invoked:
             instances[0] += 1
