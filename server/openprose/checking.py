@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openprose.diagnostics import Diagnostic
-from openprose.syntax import parse, syntax_diagnostics
+from openprose.syntax import parse
 
 if TYPE_CHECKING:
     from openprose.config import Config
@@ -28,21 +28,22 @@ def check_text(
     finds it, usually with ``openprose.config.ConfigFinder``. Suppression comments in the
     text always apply.
     """
-    return check_module(parse(text), path, config)
+    return check_module(parse(text), path, config, text)
 
 
 def check_module(
-    module: Any, path: str | None = None, config: Config | None = None
+    module: Any, path: str | None = None, config: Config | None = None, text: str | None = None
 ) -> list[Diagnostic]:
     """Every diagnostic for an already parsed module (the language server keeps its trees
-    up to date incrementally, so it checks the tree rather than the text)."""
-    from openprose.analysis import analyze
+    up to date incrementally, so it checks the tree rather than the text).  ``text``, when
+    the caller has it, lets suppression scanning be skipped for files without any."""
+    from openprose.analysis import check
     from openprose.suppressions import apply_suppressions
 
-    diagnostics = syntax_diagnostics(module)
-    diagnostics += analyze(module, Path(path) if path else None)
+    diagnostics = check(module, Path(path) if path else None)
     # Selection, then severity overrides, then suppression comments (README, "Configuration").
     if config is not None:
         diagnostics = config.apply(diagnostics)
-    diagnostics = apply_suppressions(diagnostics, module)
+    if text is None or "prose:" in text:
+        diagnostics = apply_suppressions(diagnostics, module)
     return sorted(diagnostics, key=Diagnostic.sort_key)

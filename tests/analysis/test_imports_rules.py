@@ -222,7 +222,7 @@ def test_whitespace_description_is_empty(main: Path) -> None:
 
 def test_input_inside_a_block_message(main: Path) -> None:
     d = only(BAD["E022"][0], "E022", main)
-    assert d.message.startswith("Inputs must be declared before executable statements")
+    assert d.message.startswith("inputs must be declared at the top of the program")
     assert "`block gather(topic)`" in d.message
 
 

@@ -22,14 +22,35 @@ def analyze(
     ``contracts`` loads the contracts of imported programs; by default, for a document on
     disk, a ``ContractLoader`` reading local programs and the project's import cache.
     """
-    if contracts is None and path is not None:
-        from openprose.analysis.contracts import ContractLoader
+    return _run(module, path, project_root, contracts).diagnostics_sorted()
 
-        contracts = ContractLoader(project_root)
-    ctx = Context(module, build_model(module), path, project_root, contracts)
+
+def check(
+    module: Any,
+    path: Path | None = None,
+    project_root: Path | None = None,
+    contracts: Any = None,
+) -> list[Diagnostic]:
+    """Syntax and semantic diagnostics together, from one walk of the tree."""
+    ctx = _run(module, path, project_root, contracts)
+    return sorted([*ctx.syntax_diagnostics(), *ctx.diagnostics], key=Diagnostic.sort_key)
+
+
+def _run(module: Any, path: Path | None, project_root: Path | None, contracts: Any) -> Context:
+    if path is not None:
+        from openprose.analysis.contracts import ContractLoader, project_root_of
+
+        root = project_root if project_root is not None else project_root_of(path)
+        if contracts is None:
+            contracts = ContractLoader(root)
+        if project_root is None and (root / ".prose").is_dir():
+            # Agent memory is checked against the project's `.prose/` state when it exists.
+            project_root = root
+    ctx = Context(module, None, path, project_root, contracts)  # type: ignore[arg-type]
+    ctx.model = build_model(module, ctx.nodes)
     for rule in all_rules():
         rule(ctx)
-    return sorted(ctx.diagnostics, key=Diagnostic.sort_key)
+    return ctx
 
 
-__all__ = ["Context", "Model", "analyze", "build_model"]
+__all__ = ["Context", "Model", "analyze", "build_model", "check"]

@@ -12,6 +12,7 @@ import logging
 from typing import Any
 
 from lsprotocol import types
+from pygls import uris
 from pygls.lsp.server import LanguageServer
 
 from openprose import __version__
@@ -45,9 +46,12 @@ class ProseLanguageServer(LanguageServer):
 
     def publish(self, uri: str, version: int | None) -> None:
         document = self.documents.get(uri)
-        diagnostics = (
-            [] if document is None else self.to_lsp(document, check_module(document.module))
-        )
+        diagnostics = []
+        if document is not None:
+            # A file on disk gets the cross-file rules (imported programs' contracts).
+            path = uris.to_fs_path(uri) if uri.startswith("file:") else None
+            found = check_module(document.module, path, text=document.text)
+            diagnostics = self.to_lsp(document, found)
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
         )

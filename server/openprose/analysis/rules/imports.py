@@ -44,13 +44,7 @@ _WANTED = (t.UseStatement, t.ImportStatement, t.InputDeclaration, t.LetBinding)
 
 
 def check(ctx: Context) -> None:
-    # One walk over the tree for the statements these rules look at, wherever they are.
-    nodes: dict[type, list[Any]] = {kind: [] for kind in _WANTED}
-    for node in t.iter_nodes(ctx.module):
-        for kind in _WANTED:
-            if isinstance(node, kind):
-                nodes[kind].append(node)
-                break
+    nodes = {kind: ctx.nodes(kind) for kind in _WANTED}
     uses = nodes[t.UseStatement]
     paths = {id(use): _import_path(use) for use in uses}
     _path_formats(ctx, uses, paths)
@@ -273,8 +267,8 @@ def _inputs(ctx: Context, inputs: list[t.InputDeclaration]) -> None:
             parameter = name.value if name is not None else "name"
             ctx.report(
                 "E022",
-                "Inputs must be declared before executable statements, at the top of the "
-                f"program: {subject} is inside block `{block.name}`; a block takes "
+                "inputs must be declared at the top of the program, before executable "
+                f"statements: {subject} is inside block `{block.name}`; a block takes "
                 f"parameters instead (`block {block.name}({parameter})`)",
                 node.children[0],
                 end=name if name is not None else None,

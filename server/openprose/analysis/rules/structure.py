@@ -37,7 +37,7 @@ def _imports_at_top_level(ctx: Context) -> None:
         if not isinstance(node.parent, t.Module):
             ctx.report(
                 "E073",
-                "imports must be at the top level of the program, before other statements",
+                "imports must be at the top level of the program, not inside another statement",
                 node.children[0],
             )
 
