@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from openprose import __version__
-from openprose.cli import check
+from openprose.cli import check, compile, fmt
 
 PROG = "prose"
 
@@ -30,6 +30,27 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_arguments(check_parser)
     check_parser.set_defaults(handler=check.run)
+
+    fmt_parser = commands.add_parser(
+        "fmt",
+        help="rewrite .prose files in the canonical form",
+        description="Rewrite .prose files in the canonical form. Statements with syntax "
+        "errors are left as written. Exit status: 0 when done (or nothing to change), 1 "
+        "when --check or --diff found a file to reformat, 2 for a usage error or a path "
+        "that cannot be read or written.",
+    )
+    fmt.add_arguments(fmt_parser)
+    fmt_parser.set_defaults(handler=fmt.run)
+
+    compile_parser = commands.add_parser(
+        "compile",
+        help="validate a program and print its compiled form",
+        description="Validate a program, then print its compiled form: the canonical form "
+        "without comments. Exit status: 0 with the compiled program on standard output, 1 "
+        "when the program has errors (printed on standard error), 2 for a usage error.",
+    )
+    compile.add_arguments(compile_parser)
+    compile_parser.set_defaults(handler=compile.run)
     return parser
 
 

@@ -1,0 +1,195 @@
+"""The canonical form of OpenProse programs: `prose fmt`, `prose compile`, editor formatting.
+
+``format_text`` prints the canonical form and then checks, by parsing its own output, that
+the program's structure and tokens are unchanged; if that check ever failed, the original
+text is returned untouched with a message (it never has in the corpus or the property tests,
+but formatting runs on every save, so it must never be the thing that loses work).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from openprose.format.printer import Printer, has_errors, line_ending
+from openprose.syntax import parse
+from openprose.syntax import tree as t
+
+
+@dataclass(frozen=True, slots=True)
+class FormatResult:
+    text: str
+    changed: bool
+    # Top-level statements left as written because they have syntax errors.
+    unformatted: int = 0
+    # Why the text was left untouched (None when it was formatted).
+    refused: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TextEdit:
+    """Replace 0-based (line, character) ``start``..``end`` (code points) with ``text``."""
+
+    start: tuple[int, int]
+    end: tuple[int, int]
+    text: str
+
+
+@dataclass
+class Options:
+    keep_comments: bool = True
+    blank_lines: bool = True
+    verify: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def format_text(text: str, verify: bool = True) -> FormatResult:
+    """The canonical form of ``text`` (a byte-order mark, if any, is kept)."""
+    if text.startswith("\ufeff"):
+        inner = format_text(text[1:], verify)
+        return FormatResult("\ufeff" + inner.text, inner.changed, inner.unformatted, inner.refused)
+    return format_module(parse(text), text, verify=verify)
+
+
+def format_module(module: t.Module, text: str, verify: bool = True) -> FormatResult:
+    """The canonical form of an already parsed module (its source is ``text``)."""
+    return _print(module, text, Options(verify=verify))
+
+
+def compile_text(text: str) -> FormatResult:
+    """The compiled form: the canonical form without comments or blank lines between
+    statements (the language reference strips comments when compiling, and its canonical
+    form example keeps statements together).  Call on a program without errors."""
+    return _print(parse(text), text, Options(keep_comments=False, blank_lines=False))
+
+
+def _print(module: t.Module, text: str, options: Options) -> FormatResult:
+    printer = Printer(line_ending(text), options.keep_comments, options.blank_lines)
+    printer.module(module)
+    out = printer.text()
+    unformatted = sum(1 for s in module.statements() if has_errors(s))
+    if options.verify and out != text:
+        problem = _compare(module, parse(out), options.keep_comments)
+        if problem is not None:
+            return FormatResult(
+                text,
+                False,
+                unformatted,
+                f"not formatted: the result would have changed the program ({problem}); "
+                "please report this",
+            )
+    return FormatResult(out, out != text, unformatted)
+
+
+def skeleton(module: Any) -> list[tuple[str, str]]:
+    """The program without layout: node types and token texts in order (line breaks and
+    the end marker left out, since layout is what formatting changes)."""
+    out: list[tuple[str, str]] = []
+    stack = [module]
+    while stack:
+        node = stack.pop()
+        children = getattr(node, "children", None)
+        if children is None:
+            if not isinstance(node, t.Newline | t.EndMarker):
+                out.append((type(node).__name__, node.value))
+        else:
+            out.append((type(node).__name__, ""))
+            stack.extend(reversed(children))
+    return out
+
+
+def _compare(before: Any, after: Any, comments_kept: bool) -> str | None:
+    a, b = skeleton(before), skeleton(after)
+    if a == b:
+        return None
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return f"first difference at token {i}: {x} became {y}"
+    return f"{len(a)} parts became {len(b)}"
+
+
+def format_range(text: str, start_line: int, end_line: int) -> list[TextEdit]:
+    """Edits that format the top-level statements touching 0-based lines
+    ``start_line``..``end_line`` (inclusive), minimal at line granularity."""
+    module = parse(text)
+    result = format_module(module, text)
+    if not result.changed:
+        return []
+    formatted = parse(result.text)
+    old_spans = _statement_lines(module)
+    new_spans = _statement_lines(formatted)
+    if len(old_spans) != len(new_spans):
+        return []  # cannot pair statements up: leave the range alone
+    old_lines = _lines(text)
+    new_lines = _lines(result.text)
+    edits: list[TextEdit] = []
+    for (o0, o1), (n0, n1) in zip(old_spans, new_spans, strict=True):
+        if o1 < start_line or o0 > end_line:
+            continue
+        edits.extend(_line_edits(old_lines, o0, o1, new_lines, n0, n1))
+    return edits
+
+
+def format_edits(text: str, result: FormatResult) -> list[TextEdit]:
+    """Minimal line-level edits turning ``text`` into ``result.text``."""
+    if not result.changed:
+        return []
+    old_lines = _lines(text)
+    new_lines = _lines(result.text)
+    return _line_edits(old_lines, 0, len(old_lines) - 1, new_lines, 0, len(new_lines) - 1)
+
+
+def _lines(text: str) -> list[str]:
+    """Lines with their endings, split only where the parser counts a line break."""
+    lines = _LINE_PIECES.findall(text)
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+_LINE_PIECES = re.compile(r"[^\r\n]*(?:\r\n|\n|\r)|[^\r\n]+$")
+
+
+def _statement_lines(module: t.Module) -> list[tuple[int, int]]:
+    """0-based first and last line of each top-level statement, comments before it
+    included (the last statement also takes the comments at the end of the file)."""
+    spans = []
+    statements = module.statements()
+    for i, statement in enumerate(statements):
+        first = statement.get_first_leaf()
+        start = first.line - 1 - first.prefix.count("\n")
+        nxt = statements[i + 1] if i + 1 < len(statements) else module.end_marker
+        leaf = nxt.get_first_leaf() if hasattr(nxt, "children") else nxt
+        end = leaf.line - 1 - leaf.prefix.count("\n") - 1
+        if i + 1 == len(statements):
+            end = module.end_marker.line - 1
+        spans.append((start, max(start, end)))
+    return spans
+
+
+def _line_edits(
+    old: list[str], o0: int, o1: int, new: list[str], n0: int, n1: int
+) -> list[TextEdit]:
+    a = old[o0 : o1 + 1]
+    b = new[n0 : n1 + 1]
+    edits = []
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            continue
+        edits.append(TextEdit((o0 + i1, 0), (o0 + i2, 0), "".join(b[j1:j2])))
+    return edits
+
+
+__all__ = [
+    "FormatResult",
+    "TextEdit",
+    "compile_text",
+    "format_edits",
+    "format_module",
+    "format_range",
+    "format_text",
+    "skeleton",
+]

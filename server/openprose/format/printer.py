@@ -1,0 +1,320 @@
+"""The canonical printer.
+
+Every token's text is kept exactly (strings, discretion conditions, comments' text); the
+printer only chooses what goes between tokens: indentation (two spaces per level), spacing
+inside a line, blank lines, where comments sit, and line endings.  Indentation comes from
+the tree, not from the original text, so the block structure is printed as parsed.
+
+Statements with syntax errors are printed exactly as written (top-level statements are the
+unit), so text is never lost and an error's surroundings never change meaning.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from openprose.syntax import tree as t
+from openprose.syntax.issues import iter_issues
+
+INDENT = "  "
+_LINE_BREAK = re.compile(r"\r\n|\n|\r")
+_OPEN = frozenset("([{")
+_CLOSE = frozenset(")]}")
+# Keywords written directly before their parameters: `reduce(acc, item):`.
+_CALL_LIKE_KEYWORDS = frozenset(("reduce", "map", "filter", "pmap"))
+
+
+def line_ending(text: str) -> str:
+    """The file's line ending: the first one it uses (LF when it has none)."""
+    match = _LINE_BREAK.search(text)
+    return match.group() if match else "\n"
+
+
+def has_errors(node: Any) -> bool:
+    for _ in iter_issues(node):
+        return True
+    return any(isinstance(n, t.ErrorNode) for n in t.iter_nodes(node)) or any(
+        isinstance(leaf, t.ErrorToken) for leaf in t.iter_leaves(node)
+    )
+
+
+class Printer:
+    def __init__(self, eol: str, keep_comments: bool = True, blank_lines: bool = True) -> None:
+        self.eol = eol
+        self.keep_comments = keep_comments
+        self.blank_lines = blank_lines
+        self.out: list[str] = []
+        self.prev: Any = None  # the last leaf printed
+        self.at_line_start = True
+        self.line_indent = ""  # indentation of the current logical line
+        self.brackets = 0  # brackets open on the current logical line
+        self.block_start = True  # the next line is the first of its block
+        self.top_level = True
+        # Original column -> new indentation of recent line starts (for comments that sit
+        # after the end of a deeper block).
+        self.columns: dict[int, str] = {}
+
+    # ------------------------------------------------------------ output
+
+    def text(self) -> str:
+        return "".join(self.out)
+
+    # ------------------------------------------------------------ walking
+
+    def module(self, module: t.Module) -> None:
+        statements = module.statements()
+        for statement in statements:
+            self.top_level = True
+            if has_errors(statement):
+                self.verbatim(statement)
+            else:
+                self.statement(statement, "")
+        self.end(module.end_marker)
+
+    def verbatim(self, node: Any) -> None:
+        """Print a statement exactly as written (it has syntax errors)."""
+        first = True
+        for leaf in t.iter_leaves(node):
+            if first:
+                self.line_start_prefix(leaf, "", keep_indent=True)
+                first = False
+            else:
+                self.out.append(leaf.prefix)
+            self.out.append(leaf.value)
+            self.prev = leaf
+        self.at_line_start = isinstance(self.prev, t.Newline)
+        self.block_start = False
+
+    def statement(self, node: Any, indent: str) -> None:
+        self.line_indent = indent
+        self.node(node, indent)
+
+    def children(self, node: Any, indent: str) -> None:
+        for child in node.children:
+            self.node(child, indent)
+
+    def node(self, node: Any, indent: str) -> None:
+        if isinstance(node, t.Suite | t.PropertyBlock):
+            self.block(node, indent)
+        elif isinstance(node, t.Pipeline):
+            self.pipeline(node, indent)
+        elif isinstance(node, t.ArrowSequence):
+            self.arrow(node, indent)
+        elif hasattr(node, "children"):
+            self.children(node, indent)
+        else:
+            self.leaf(node, indent)
+
+    def block(self, block: Any, header_indent: str, step: str = INDENT) -> None:
+        children = block.children
+        self.leaf(children[0], header_indent)  # the header's newline
+        inner = header_indent + step
+        saved_top = self.top_level
+        self.top_level = False
+        self.block_start = True
+        for item in children[1:]:
+            self.statement(item, inner)
+        self.top_level = saved_top
+        self.line_indent = header_indent
+
+    def pipeline(self, node: t.Pipeline, indent: str) -> None:
+        """Stages continued on their own lines sit one level in, with their bodies two
+        levels further (aligned after ``| ``), as the reference lays chains out.  A chain
+        whose first stage shares the source's line is laid out the same way, with every
+        stage on its own line (the first stage's body would otherwise collide with the
+        continued ones)."""
+        statement_indent = self.line_indent
+        stages = node.stages()
+        chain = len(stages) > 1
+        for child in node.children:
+            if isinstance(child, t.PipeStage):
+                if chain and not self.at_line_start:
+                    self.out.append(self.eol)  # move the stage to its own line
+                    self.at_line_start = True
+                continued = self.at_line_start
+                stage_indent = statement_indent + INDENT if continued else self.line_indent
+                if continued:
+                    self.line_indent = stage_indent
+                for part in child.children:
+                    if isinstance(part, t.Suite):
+                        self.block(part, stage_indent, INDENT * 2 if continued else INDENT)
+                    else:
+                        self.node(part, stage_indent)
+            else:
+                self.node(child, indent)
+        self.line_indent = statement_indent
+
+    def arrow(self, node: t.ArrowSequence, indent: str) -> None:
+        # A step continued on the next line (`-> session ...`) keeps the statement's level.
+        statement_indent = self.line_indent
+        for child in node.children:
+            if self.at_line_start:
+                self.line_indent = statement_indent
+            self.node(child, indent)
+        self.line_indent = statement_indent
+
+    # ------------------------------------------------------------ leaves
+
+    def leaf(self, leaf: Any, indent: str) -> None:
+        if isinstance(leaf, t.Newline):
+            self.newline(leaf)
+            return
+        if isinstance(leaf, t.EndMarker):
+            self.end(leaf)
+            return
+        if self.at_line_start:
+            if self.brackets:
+                self.continuation(leaf)
+            else:
+                self.line_start_prefix(leaf, self.line_indent)
+                self.columns = {
+                    c: i for c, i in self.columns.items() if c < self._original_column(leaf)
+                }
+                self.columns[self._original_column(leaf)] = self.line_indent
+            self.at_line_start = False
+        elif "\n" in leaf.prefix or "\r" in leaf.prefix:
+            # A line break inside open brackets: keep it, indented inside the brackets.
+            self.continuation(leaf)
+        else:
+            self.out.append(self.space(self.prev, leaf))
+        self.out.append(leaf.value)
+        self.track_brackets(leaf)
+        self.prev = leaf
+
+    def track_brackets(self, leaf: Any) -> None:
+        if isinstance(leaf, t.Operator):
+            if leaf.value in _OPEN:
+                self.brackets += 1
+            elif leaf.value in _CLOSE and self.brackets:
+                self.brackets -= 1
+
+    def continuation(self, leaf: Any) -> None:
+        """A token that starts a continuation line inside brackets."""
+        comments = self.comments(leaf.prefix)
+        depth = self.brackets - (1 if leaf.value in _CLOSE else 0)
+        indent = self.line_indent + INDENT * max(depth, 0)
+        text = "".join(indent + c + self.eol for c in comments)
+        self.out.append(self.eol + text + indent)
+        self.at_line_start = False
+
+    def newline(self, leaf: t.Newline) -> None:
+        comment = self.trailing_comment(leaf.prefix)
+        self.out.append(comment)
+        self.out.append(self.eol)
+        self.prev = leaf
+        self.at_line_start = True
+        self.brackets = 0
+
+    def end(self, marker: t.EndMarker) -> None:
+        prev = self.prev
+        runaway = isinstance(prev, t.String | t.Discretion) and not prev.is_terminated
+        if not self.at_line_start and self.out and not runaway:
+            # Exactly one final newline (not after an unclosed string: it would join it).
+            self.out.append(self.eol)
+            self.at_line_start = True
+        comments = self.comments(marker.prefix)
+        if comments:
+            lines = self.own_line_comments(marker.prefix, "", marker)
+            self.out.append(lines)
+
+    # ------------------------------------------------------------ prefixes
+
+    def line_start_prefix(self, leaf: Any, indent: str, keep_indent: bool = False) -> None:
+        """Blank lines and own-line comments before a line's first token, then its indent."""
+        prefix = leaf.prefix
+        if keep_indent:
+            self.out.append(self.blank_and_comments(prefix, indent, leaf, keep=True))
+            return
+        self.out.append(self.own_line_comments(prefix, indent, leaf))
+        self.out.append(indent)
+        self.block_start = False
+
+    def own_line_comments(self, prefix: str, indent: str, leaf: Any) -> str:
+        return self.blank_and_comments(prefix, indent, leaf, keep=False)
+
+    def blank_and_comments(self, prefix: str, indent: str, leaf: Any, keep: bool) -> str:
+        lines = _LINE_BREAK.split(prefix)
+        last = lines.pop()  # the indentation (or text) before the token itself
+        if keep:
+            # Verbatim statements keep their own prefix lines, only the blank-line policy
+            # and line endings apply.
+            body = self.policy(lines, indent, leaf)
+            return body + last
+        return self.policy(lines, indent, leaf)
+
+    def policy(self, lines: list[str], indent: str, leaf: Any) -> str:
+        out: list[str] = []
+        blanks = 0
+        allowed = 2 if self.top_level else 1
+        if not self.blank_lines:
+            allowed = 0
+        started = not (self.block_start or not self.out)
+        for line in lines:
+            stripped = line.strip()
+            if stripped.startswith("\ufeff"):
+                stripped = stripped.lstrip("\ufeff").strip()
+            if not stripped:
+                blanks += 1
+                continue
+            if not self.keep_comments:
+                continue
+            if started and blanks:
+                out.append(self.eol * min(blanks, allowed))
+            blanks = 0
+            started = True
+            column = len(line) - len(line.lstrip(" \t"))
+            out.append(self.comment_indent(column, indent, leaf) + stripped + self.eol)
+        if started and blanks and not isinstance(leaf, t.EndMarker):
+            out.append(self.eol * min(blanks, allowed))
+        return "".join(out)
+
+    def comment_indent(self, column: int, indent: str, leaf: Any) -> str:
+        """A comment indented deeper than the code after it belongs to the block above."""
+        own = 0 if isinstance(leaf, t.EndMarker) else self._original_column(leaf)
+        if column <= own:
+            return indent
+        deeper = [c for c in self.columns if c <= column and c > own]
+        if deeper:
+            return self.columns[max(deeper)]
+        return indent
+
+    def trailing_comment(self, prefix: str) -> str:
+        if "#" not in prefix or not self.keep_comments:
+            return ""
+        comment = prefix[prefix.index("#") :].rstrip()
+        return "  " + comment
+
+    def comments(self, prefix: str) -> list[str]:
+        if "#" not in prefix or not self.keep_comments:
+            return []
+        return [line.strip() for line in _LINE_BREAK.split(prefix) if line.strip()]
+
+    @staticmethod
+    def _original_column(leaf: Any) -> int:
+        prefix = leaf.prefix
+        cut = max(prefix.rfind("\n"), prefix.rfind("\r")) + 1
+        return len(prefix) - cut if cut or not prefix.startswith("\ufeff") else len(prefix) - 1
+
+    # ------------------------------------------------------------ spacing
+
+    @staticmethod
+    def space(prev: Any, leaf: Any) -> str:
+        """The spacing between two tokens on one line."""
+        value = leaf.value
+        if isinstance(prev, t.Operator) and prev.value in ("(", "[", "."):
+            return ""
+        if isinstance(leaf, t.Operator):
+            if value in (",", ":", ")", "]", "."):
+                return ""
+            if value == "}":
+                return "" if prev.value == "{" and isinstance(prev, t.Operator) else " "
+            if value == "(":
+                if isinstance(prev, t.Name) or (
+                    isinstance(prev, t.Keyword) and prev.value in _CALL_LIKE_KEYWORDS
+                ):
+                    return ""
+                return " "
+            if value == "[":
+                return "" if isinstance(prev, t.Name) or prev.value in ")]" else " "
+        return " "
