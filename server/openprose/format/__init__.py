@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from openprose.format.printer import Printer, has_errors, line_ending
+from openprose.format.printer import Printer, line_ending
 from openprose.syntax import parse
 from openprose.syntax import tree as t
 
@@ -69,7 +69,7 @@ def _print(module: t.Module, text: str, options: Options) -> FormatResult:
     printer = Printer(line_ending(text), options.keep_comments, options.blank_lines)
     printer.module(module)
     out = printer.text()
-    unformatted = sum(1 for s in module.statements() if has_errors(s))
+    unformatted = len(printer.broken)
     if options.verify and out != text:
         problem = _compare(module, parse(out), options.keep_comments)
         if problem is not None:

@@ -31,12 +31,16 @@ def line_ending(text: str) -> str:
     return match.group() if match else "\n"
 
 
-def has_errors(node: Any) -> bool:
-    for _ in iter_issues(node):
-        return True
-    return any(isinstance(n, t.ErrorNode) for n in t.iter_nodes(node)) or any(
-        isinstance(leaf, t.ErrorToken) for leaf in t.iter_leaves(node)
-    )
+def broken_statements(module: t.Module) -> set[int]:
+    """Ids of the top-level statements that contain a syntax issue (the parser records
+    one for every error node and invalid character)."""
+    broken: set[int] = set()
+    for issue in iter_issues(module):
+        node: Any = issue.start_leaf
+        while node.parent is not None and not isinstance(node.parent, t.Module):
+            node = node.parent
+        broken.add(id(node))
+    return broken
 
 
 class Printer:
@@ -54,6 +58,7 @@ class Printer:
         # Original column -> new indentation of recent line starts (for comments that sit
         # after the end of a deeper block).
         self.columns: dict[int, str] = {}
+        self.broken: set[int] = set()
 
     # ------------------------------------------------------------ output
 
@@ -64,9 +69,10 @@ class Printer:
 
     def module(self, module: t.Module) -> None:
         statements = module.statements()
+        self.broken = broken_statements(module)
         for statement in statements:
             self.top_level = True
-            if has_errors(statement):
+            if id(statement) in self.broken:
                 self.verbatim(statement)
             else:
                 self.statement(statement, "")
