@@ -196,12 +196,30 @@ class Printer:
                 self.brackets -= 1
 
     def continuation(self, leaf: Any) -> None:
-        """A token that starts a continuation line inside brackets."""
-        comments = self.comments(leaf.prefix)
+        """A token that starts a continuation line inside brackets: its line is indented
+        one level per open bracket; a comment ending the previous line stays there, and
+        own-line comments and one blank line between elements are kept."""
         depth = self.brackets - (1 if leaf.value in _CLOSE else 0)
         indent = self.line_indent + INDENT * max(depth, 0)
-        text = "".join(indent + c + self.eol for c in comments)
-        self.out.append(self.eol + text + indent)
+        segments = _LINE_BREAK.split(leaf.prefix)
+        first, middle = segments[0], segments[1:-1]
+        out = [self.trailing_comment(first), self.eol]
+        blank = False
+        for segment in middle:
+            text = segment.strip()
+            if not text:
+                blank = self.blank_lines
+                continue
+            if not self.keep_comments:
+                continue
+            if blank:
+                out.append(self.eol)
+                blank = False
+            out.append(indent + text + self.eol)
+        if blank:
+            out.append(self.eol)
+        out.append(indent)
+        self.out.append("".join(out))
         self.at_line_start = False
 
     def newline(self, leaf: t.Newline) -> None:
