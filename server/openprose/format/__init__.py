@@ -47,9 +47,6 @@ class Options:
 
 def format_text(text: str, verify: bool = True) -> FormatResult:
     """The canonical form of ``text`` (a byte-order mark, if any, is kept)."""
-    if text.startswith("\ufeff"):
-        inner = format_text(text[1:], verify)
-        return FormatResult("\ufeff" + inner.text, inner.changed, inner.unformatted, inner.refused)
     return format_module(parse(text), text, verify=verify)
 
 
@@ -66,12 +63,15 @@ def compile_text(text: str) -> FormatResult:
 
 
 def _print(module: t.Module, text: str, options: Options) -> FormatResult:
-    printer = Printer(line_ending(text), options.keep_comments, options.blank_lines)
+    printer = Printer(line_ending(text, module), options.keep_comments, options.blank_lines)
     printer.module(module)
     out = printer.text()
     unformatted = len(printer.broken)
     if options.verify and out != text:
-        problem = _compare(module, parse(out), options.keep_comments)
+        reparsed = parse(out)
+        problem = _compare(module, reparsed, options.keep_comments)
+        if problem is None and options.keep_comments and _comments(module) != _comments(reparsed):
+            problem = "a comment would have been lost or changed"
         if problem is not None:
             return FormatResult(
                 text,
@@ -98,6 +98,20 @@ def skeleton(module: Any) -> list[tuple[str, str]]:
             out.append((type(node).__name__, ""))
             stack.extend(reversed(children))
     return out
+
+
+def _comments(module: Any) -> list[str]:
+    """The text of every comment, in order: each leaf's prefix holds the comments before
+    it (so a ``#`` inside a string is never taken for one)."""
+    found: list[str] = []
+    for leaf in t.iter_leaves(module):
+        prefix = leaf.prefix
+        if "#" in prefix:
+            found.extend(c.strip() for c in _COMMENT.findall(prefix))
+    return found
+
+
+_COMMENT = re.compile(r"#[^\r\n]*")
 
 
 def _compare(before: Any, after: Any, comments_kept: bool) -> str | None:

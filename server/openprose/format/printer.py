@@ -25,10 +25,23 @@ _CLOSE = frozenset(")]}")
 _CALL_LIKE_KEYWORDS = frozenset(("reduce", "map", "filter", "pmap"))
 
 
-def line_ending(text: str) -> str:
-    """The file's line ending: the first one it uses (LF when it has none)."""
+def line_ending(text: str, module: Any = None) -> str:
+    """The file's line ending: the one ending its first line of code (or, without one,
+    the first it uses; LF when it has none)."""
+    if module is not None:
+        for leaf in t.iter_leaves(module):
+            if isinstance(leaf, t.Newline):
+                return str(leaf.value)
     match = _LINE_BREAK.search(text)
     return match.group() if match else "\n"
+
+
+def _partition_line(text: str) -> tuple[str, str, str]:
+    """(first line, its line break, the rest)."""
+    match = _LINE_BREAK.search(text)
+    if match is None:
+        return text, "", ""
+    return text[: match.start()], match.group(), text[match.end() :]
 
 
 def broken_statements(module: t.Module) -> set[int]:
@@ -70,6 +83,9 @@ class Printer:
     def module(self, module: t.Module) -> None:
         statements = module.statements()
         self.broken = broken_statements(module)
+        first = module.get_first_leaf()
+        if first.prefix.startswith("\ufeff"):
+            self.out.append("\ufeff")  # a byte-order mark stays first
         for statement in statements:
             self.top_level = True
             if id(statement) in self.broken:
@@ -125,6 +141,13 @@ class Printer:
         self.line_indent = header_indent
 
     def pipeline(self, node: t.Pipeline, indent: str) -> None:
+        saved_top, self.top_level = self.top_level, False  # stages are inside a statement
+        try:
+            self._pipeline(node, indent)
+        finally:
+            self.top_level = saved_top
+
+    def _pipeline(self, node: t.Pipeline, indent: str) -> None:
         """Stages continued on their own lines sit one level in, with their bodies two
         levels further (aligned after ``| ``), as the reference lays chains out.  A chain
         whose first stage shares the source's line is laid out the same way, with every
@@ -154,11 +177,13 @@ class Printer:
     def arrow(self, node: t.ArrowSequence, indent: str) -> None:
         # A step continued on the next line (`-> session ...`) keeps the statement's level.
         statement_indent = self.line_indent
+        saved_top, self.top_level = self.top_level, False  # continuations are inside it
         for child in node.children:
             if self.at_line_start:
                 self.line_indent = statement_indent
             self.node(child, indent)
         self.line_indent = statement_indent
+        self.top_level = saved_top
 
     # ------------------------------------------------------------ leaves
 
@@ -233,14 +258,19 @@ class Printer:
     def end(self, marker: t.EndMarker) -> None:
         prev = self.prev
         runaway = isinstance(prev, t.String | t.Discretion) and not prev.is_terminated
-        if not self.at_line_start and self.out and not runaway:
-            # Exactly one final newline (not after an unclosed string: it would join it).
-            self.out.append(self.eol)
+        prefix = marker.prefix
+        if runaway:
+            self.out.append(prefix)  # inside an unclosed string's line: keep it as it is
+            return
+        if not self.at_line_start and self.out:
+            # The last line had no line break: a comment ending it stays on it.
+            first, _, rest = _partition_line(prefix)
+            self.out.append(self.trailing_comment(first) + self.eol)
             self.at_line_start = True
-        comments = self.comments(marker.prefix)
-        if comments:
-            lines = self.own_line_comments(marker.prefix, "", marker)
-            self.out.append(lines)
+            prefix = rest
+        if "#" in prefix and self.keep_comments:
+            # Comments after the last statement; the last one may lack a line break.
+            self.out.append(self.own_line_comments(prefix + self.eol, "", marker))
 
     # ------------------------------------------------------------ prefixes
 
