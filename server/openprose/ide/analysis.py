@@ -1,0 +1,94 @@
+"""A snapshot of one document for the editor features: text, tree, model, diagnostics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from openprose.analysis import Context, build_model
+from openprose.diagnostics import Diagnostic
+from openprose.ide.types import Pos, Range
+from openprose.syntax import parse
+from openprose.syntax import tree as t
+
+
+@dataclass
+class Analysis:
+    text: str
+    module: t.Module
+    path: Path | None = None
+    version: int | None = None
+    # Filled on demand (a completion request does not need the rules to run).
+    _diagnostics: list[Diagnostic] | None = field(default=None, repr=False)
+
+    @cached_property
+    def context(self) -> Context:
+        """The analyzer's context: the shared node index and the semantic model."""
+        ctx = Context(self.module, None, self.path)  # type: ignore[arg-type]
+        ctx.model = build_model(self.module, ctx.nodes)
+        return ctx
+
+    @property
+    def model(self) -> Any:
+        return self.context.model
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        if self._diagnostics is None:
+            from openprose.checking import check_module
+
+            path = str(self.path) if self.path is not None else None
+            self._diagnostics = check_module(self.module, path, text=self.text)
+        return self._diagnostics
+
+    @cached_property
+    def lines(self) -> list[str]:
+        """The document's lines without their line breaks (as the parser counts lines)."""
+        from parso.utils import split_lines
+
+        return split_lines(self.text)
+
+    # Positions --------------------------------------------------------------
+
+    def leaf_at(self, position: Pos, before: bool = False) -> Any:
+        """The leaf under a 0-based position (the one ending there when ``before``)."""
+        line, character = position
+        target = (line + 1, character)
+        try:
+            leaf = self.module.get_leaf_for_position(target, include_prefixes=True)
+        except ValueError:
+            return None
+        if leaf is None:
+            return None
+        if before and leaf.start_pos >= target:
+            previous = leaf.get_previous_leaf()
+            if previous is not None and previous.end_pos >= target:
+                return previous
+        return leaf
+
+
+def to_pos(parso_position: tuple[int, int]) -> Pos:
+    """A parso (1-based line, column) position as a 0-based ide position."""
+    return parso_position[0] - 1, parso_position[1]
+
+
+def node_range(node: Any) -> Range:
+    """The range of a node or leaf, prefix excluded."""
+    return Range(to_pos(node.start_pos), to_pos(node.end_pos))
+
+
+def analyze_document(
+    text: str,
+    module: t.Module | None = None,
+    path: str | Path | None = None,
+    version: int | None = None,
+) -> Analysis:
+    """A snapshot of ``text`` (pass the already parsed ``module`` when there is one)."""
+    return Analysis(
+        text,
+        module if module is not None else parse(text),
+        Path(path) if path is not None else None,
+        version,
+    )
