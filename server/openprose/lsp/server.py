@@ -1,133 +1,758 @@
-"""``prose-ls``: the OpenProse language server.
+"""``prose-ls``: the OpenProse language server (also ``prose lsp``).
 
-Today it keeps an incrementally parsed ``Document`` per open file and publishes the
-syntax diagnostics on every change; editor features arrive with the ide layer.
-Internal failures are logged, never shown to the user as pop-ups.
+A thin adapter: documents are kept as incrementally parsed ``Document``s, every editor
+feature is a plain function of ``openprose.ide`` over an ``Analysis`` snapshot, and this
+module only converts positions and types.  Rules it keeps (shared/design/ARCHITECTURE.md):
+diagnostics carry the document version, ``[]`` is published when a document becomes clean
+and on close, analysis is debounced per document, pull diagnostics are used when the
+client supports them, and no internal failure ever reaches the user as a pop-up.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import functools
 import logging
-from typing import Any
+import os
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
 
 from lsprotocol import types
 from pygls import uris
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from openprose import __version__
-from openprose.checking import check_module
-from openprose.diagnostics import Diagnostic, Severity
-from openprose.lsp.positions import UTF16, to_client_units, to_code_points
-from openprose.syntax import Document
+from openprose.ide.lens import RUN_COMMAND
+from openprose.ide.triggers import COMPLETION_TRIGGERS, SIGNATURE_TRIGGERS
+from openprose.lsp import convert
+from openprose.lsp.documents import Documents, OpenDocument
+from openprose.lsp.positions import UTF16
+from openprose.lsp.settings import Settings
 
-log = logging.getLogger(__name__)
-
-_SEVERITY = {
-    Severity.ERROR: types.DiagnosticSeverity.Error,
-    Severity.WARNING: types.DiagnosticSeverity.Warning,
-    Severity.INFORMATION: types.DiagnosticSeverity.Information,
-    Severity.HINT: types.DiagnosticSeverity.Hint,
-}
+log = logging.getLogger("prose-ls")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class ProseLanguageServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("prose-ls", __version__)
-        self.documents: dict[str, Document] = {}
+        self.documents = Documents()
+        self.settings = Settings()
+        self.workspace_index: Any = None  # ide.symbols.WorkspaceIndex, built on `initialized`
+        # The seam for running programs: set by the VM once it exists.  While it is None the
+        # "Run program" code lens is not shown, and the command explains why.
+        self.runner: Callable[[str], Any] | None = None
+
+    # ------------------------------------------------------------ helpers
 
     @property
     def encoding(self) -> str:
         return str(self.workspace.position_encoding or UTF16)
 
+    @property
+    def pulls_diagnostics(self) -> bool:
+        capabilities = self.client_capabilities
+        text_document = capabilities.text_document if capabilities else None
+        return bool(text_document and text_document.diagnostic)
+
+    def positions(self, doc: OpenDocument) -> convert.Positions:
+        return convert.Positions(doc.line_text, self.encoding)
+
+    def positions_for_path(self, path: str | None, doc: OpenDocument) -> convert.Positions:
+        """Positions in ``path`` (another file) or, for None, in ``doc``."""
+        if path is None:
+            return self.positions(doc)
+        uri = Path(path).resolve().as_uri()
+        other = self.documents.get(uri)
+        if other is not None:
+            return self.positions(other)
+        try:
+            lines = Path(path).read_text(encoding="utf-8-sig").splitlines()
+        except OSError:
+            lines = []
+        return convert.Positions(lambda n: lines[n] if 0 <= n < len(lines) else "", self.encoding)
+
     def report_server_error(self, error: Exception, source: Any) -> None:
         # Log internal failures instead of showing the user a pop-up; keep serving.
         log.error("internal error (%s): %r", getattr(source, "__name__", source), error)
 
-    def publish(self, uri: str, version: int | None) -> None:
-        document = self.documents.get(uri)
-        diagnostics = []
-        if document is not None:
-            # A file on disk gets the cross-file rules (imported programs' contracts).
-            path = uris.to_fs_path(uri) if uri.startswith("file:") else None
-            found = check_module(document.module, path, text=document.text)
-            diagnostics = self.to_lsp(document, found)
+    # ------------------------------------------------------------ diagnostics
+
+    def schedule_diagnostics(self, doc: OpenDocument) -> None:
+        """Publish ``doc``'s diagnostics after the debounce delay, unless it changes again."""
+        if self.pulls_diagnostics:
+            return
+        if doc.pending is not None:
+            doc.pending.cancel()
+        doc.pending = asyncio.get_event_loop().create_task(self._publish_later(doc))
+
+    async def _publish_later(self, doc: OpenDocument) -> None:
+        version = doc.version
+        await asyncio.sleep(self.settings.debounce)
+        if self.documents.get(doc.uri) is not doc or doc.version != version:
+            return  # changed again or closed meanwhile
+        self.publish(doc)
+
+    def publish(self, doc: OpenDocument) -> None:
+        try:
+            items = self.lsp_diagnostics(doc)
+        except Exception as error:  # never let a checker failure stop the server
+            log.exception("diagnostics failed for %s: %r", doc.uri, error)
+            return
         self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
+            types.PublishDiagnosticsParams(uri=doc.uri, diagnostics=items, version=doc.version)
         )
 
-    def to_lsp(self, document: Document, diagnostics: list[Diagnostic]) -> list[types.Diagnostic]:
-        return [
-            types.Diagnostic(
-                range=self.to_range(document, d.start, d.end),
-                message=d.message,
-                severity=_SEVERITY[d.severity],
-                code=d.code,
-                source="openprose",
+    def lsp_diagnostics(self, doc: OpenDocument) -> list[types.Diagnostic]:
+        from openprose.checking import check_module
+
+        config = self.settings.config_for(doc.path)
+        path = str(doc.path) if doc.path is not None else None
+        found = check_module(doc.document.module, path, config, text=doc.text)
+        doc.published = (doc.version, found)
+        positions = self.positions(doc)
+        return [convert.diagnostic(d, positions, doc.uri) for d in found]
+
+    def clear(self, uri: str) -> None:
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=[], version=None)
+        )
+
+    # ------------------------------------------------------------ workspace index
+
+    async def index_workspace(self) -> None:
+        from openprose.ide.symbols import WorkspaceIndex
+
+        index = WorkspaceIndex()
+        self.workspace_index = index
+        roots = [uris.to_fs_path(f.uri) for f in (self.workspace.folders or {}).values()]
+        if not roots and self.workspace.root_path:
+            roots = [self.workspace.root_path]
+        roots = [r for r in roots if r and os.path.isdir(r)]
+        if not roots:
+            return
+        token = str(uuid.uuid4())
+        try:
+            await self.work_done_progress.create_async(token)
+            progress = True
+        except Exception:  # the client does not support server-initiated progress
+            progress = False
+        if progress:
+            self.work_done_progress.begin(
+                token, types.WorkDoneProgressBegin(title="Indexing .prose files", percentage=0)
             )
-            for d in diagnostics
-        ]
+        loop = asyncio.get_running_loop()
 
-    def to_range(self, document: Document, start: Any, end: Any) -> types.Range:
-        return types.Range(
-            start=self.to_position(document, start), end=self.to_position(document, end)
-        )
+        def report(done: int, total: int) -> None:
+            if progress and total:
+                value = types.WorkDoneProgressReport(
+                    message=f"{done}/{total}", percentage=int(done * 100 / total)
+                )
+                loop.call_soon_threadsafe(self.work_done_progress.report, token, value)
 
-    def to_position(self, document: Document, position: tuple[int, int]) -> types.Position:
-        line = position[0] - 1
-        character = to_client_units(document.line_text(line), position[1], self.encoding)
-        return types.Position(line=line, character=character)
-
-    def from_position(self, document: Document, position: types.Position) -> tuple[int, int]:
-        column = to_code_points(
-            document.line_text(position.line), position.character, self.encoding
-        )
-        return position.line, column
+        try:
+            for root in roots:
+                await asyncio.to_thread(index.index_directory, root, report)
+        finally:
+            if progress:
+                self.work_done_progress.end(token, types.WorkDoneProgressEnd(message="Indexed"))
 
 
 server = ProseLanguageServer()
 
 
+def safe(default: Callable[[], Any]) -> Callable[[F], F]:
+    """Log a failing handler and answer with an empty result instead of an error pop-up."""
+
+    def wrap(handler: F) -> F:
+        @functools.wraps(handler)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return handler(*args, **kwargs)
+            except Exception:
+                log.exception("%s failed", handler.__name__)
+                return default()
+
+        return run  # type: ignore[return-value]
+
+    return wrap
+
+
+def _document(ls: ProseLanguageServer, uri: str) -> OpenDocument | None:
+    return ls.documents.get(uri)
+
+
+def _path(uri: str) -> Path | None:
+    if not uri.startswith("file:"):
+        return None
+    path = uris.to_fs_path(uri)
+    return Path(path) if path else None
+
+
+# ---------------------------------------------------------------- lifecycle
+
+
+@server.feature(types.INITIALIZE)
+def initialize(ls: ProseLanguageServer, params: types.InitializeParams) -> None:
+    options = params.initialization_options
+    if isinstance(options, dict):
+        ls.settings.update(options.get("prose", options))
+
+
+@server.feature(types.INITIALIZED)
+def initialized(ls: ProseLanguageServer, params: types.InitializedParams) -> None:
+    asyncio.get_event_loop().create_task(_after_initialized(ls))
+
+
+async def _after_initialized(ls: ProseLanguageServer) -> None:
+    await _refresh_settings(ls)
+    try:
+        await ls.index_workspace()
+    except Exception:
+        log.exception("workspace indexing failed")
+
+
+async def _refresh_settings(ls: ProseLanguageServer) -> None:
+    capabilities = ls.client_capabilities
+    workspace = capabilities.workspace if capabilities else None
+    if not (workspace and workspace.configuration):
+        return
+    try:
+        result = await ls.workspace_configuration_async(
+            types.ConfigurationParams(items=[types.ConfigurationItem(section="prose")])
+        )
+    except Exception:
+        log.exception("workspace/configuration failed")
+        return
+    if result and isinstance(result[0], dict):
+        ls.settings.update(result[0])
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+async def did_change_configuration(
+    ls: ProseLanguageServer, params: types.DidChangeConfigurationParams
+) -> None:
+    settings = params.settings
+    if isinstance(settings, dict) and isinstance(settings.get("prose"), dict):
+        ls.settings.update(settings["prose"])
+    else:
+        await _refresh_settings(ls)
+    for doc in ls.documents.all():
+        ls.publish(doc)
+
+
+# ---------------------------------------------------------------- synchronisation
+
+
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
 def did_open(ls: ProseLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
     item = params.text_document
-    ls.documents[item.uri] = Document(item.text)
-    ls.publish(item.uri, item.version)
+    doc = ls.documents.open(item.uri, item.text, item.version, _path(item.uri))
+    if not ls.pulls_diagnostics:
+        ls.publish(doc)  # at once on open: nothing to debounce yet
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: ProseLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
-    uri = params.text_document.uri
-    document = ls.documents.get(uri)
-    if document is None:
+    doc = ls.documents.get(params.text_document.uri)
+    if doc is None:
         return
     for change in params.content_changes:
         if isinstance(change, types.TextDocumentContentChangePartial):
-            start = ls.from_position(document, change.range.start)
-            end = ls.from_position(document, change.range.end)
-            document.apply_edit(start, end, change.text)
+            positions = ls.positions(doc)
+            start = positions.from_client(change.range.start)
+            end = positions.from_client(change.range.end)
+            doc.document.apply_edit(start, end, change.text)
         else:
-            document.replace(change.text)
-    ls.publish(uri, params.text_document.version)
+            doc.document.replace(change.text)
+    doc.version = params.text_document.version
+    ls.schedule_diagnostics(doc)
+    if ls.workspace_index is not None and doc.path is not None:
+        ls.workspace_index.update(str(doc.path), doc.text)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+def did_save(ls: ProseLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
+    ls.settings.clear_file_configs()  # a saved prose.toml may have changed the rules
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: ProseLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
-    uri = params.text_document.uri
-    ls.documents.pop(uri, None)
-    ls.publish(uri, None)
+    doc = ls.documents.close(params.text_document.uri)
+    if doc is not None and doc.pending is not None:
+        doc.pending.cancel()
+    if not ls.pulls_diagnostics:
+        ls.clear(params.text_document.uri)
+
+
+@server.feature(
+    types.TEXT_DOCUMENT_DIAGNOSTIC,
+    types.DiagnosticOptions(
+        identifier="openprose", inter_file_dependencies=True, workspace_diagnostics=False
+    ),
+)
+def pull_diagnostics(
+    ls: ProseLanguageServer, params: types.DocumentDiagnosticParams
+) -> types.DocumentDiagnosticReport:
+    doc = ls.documents.get(params.text_document.uri)
+    if doc is None:
+        return types.RelatedFullDocumentDiagnosticReport(items=[])
+    try:
+        items = ls.lsp_diagnostics(doc)
+    except Exception:
+        log.exception("pull diagnostics failed")
+        items = []
+    return types.RelatedFullDocumentDiagnosticReport(items=items, result_id=str(doc.version))
+
+
+# ---------------------------------------------------------------- language features
+
+
+@server.feature(
+    types.TEXT_DOCUMENT_COMPLETION,
+    types.CompletionOptions(trigger_characters=list(COMPLETION_TRIGGERS)),
+)
+@safe(lambda: types.CompletionList(is_incomplete=False, items=[]))
+def completion(ls: ProseLanguageServer, params: types.CompletionParams) -> types.CompletionList:
+    from openprose.ide.completion import completion as complete
+
+    doc = _document(ls, params.text_document.uri)
+    if doc is None:
+        return types.CompletionList(is_incomplete=False, items=[])
+    positions = ls.positions(doc)
+    items = complete(doc.analysis(), positions.from_client(params.position))
+    return types.CompletionList(
+        is_incomplete=False, items=[convert.completion_item(i, positions) for i in items]
+    )
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+@safe(lambda: None)
+def hover(ls: ProseLanguageServer, params: types.HoverParams) -> types.Hover | None:
+    from openprose.ide.hover import hover as describe
+
+    doc = _document(ls, params.text_document.uri)
+    if doc is None:
+        return None
+    positions = ls.positions(doc)
+    found = describe(doc.analysis(), positions.from_client(params.position))
+    if found is None:
+        return None
+    return types.Hover(
+        contents=convert.markdown(found.contents), range=positions.range(found.range)
+    )
+
+
+@server.feature(types.TEXT_DOCUMENT_DEFINITION)
+@safe(list)
+def definition(ls: ProseLanguageServer, params: types.DefinitionParams) -> list[types.Location]:
+    from openprose.ide.navigation import definition as find
+
+    doc = _document(ls, params.text_document.uri)
+    if doc is None:
+        return []
+    positions = ls.positions(doc)
+    found = find(doc.analysis(), positions.from_client(params.position))
+    return [convert.location(f, doc.uri, lambda p: ls.positions_for_path(p, doc)) for f in found]
+
+
+@server.feature(types.TEXT_DOCUMENT_REFERENCES)
+@safe(list)
+def references(ls: ProseLanguageServer, params: types.ReferenceParams) -> list[types.Location]:
+    from openprose.ide.navigation import references as find
+
+    doc = _document(ls, params.text_document.uri)
+    if doc is None:
+        return []
+    positions = ls.positions(doc)
+    found = find(
+        doc.analysis(), positions.from_client(params.position), params.context.include_declaration
+    )
+    return [convert.location(f, doc.uri, lambda p: ls.positions_for_path(p, doc)) for f in found]
+
+
+@server.feature(types.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT)
+@safe(list)
+def document_highlight(
+    ls: ProseLanguageServer, params: types.DocumentHighlightParams
+) -> list[types.DocumentHighlight]:
+    from openprose.ide.navigation import highlights
+
+    doc = _document(ls, params.text_document.uri)
+    if doc is None:
+        return []
+    positions = ls.positions(doc)
+    return [
+        types.DocumentHighlight(range=positions.range(h.range), kind=convert.HIGHLIGHT_KIND[h.kind])
+        for h in highlights(doc.analysis(), positions.from_client(params.position))
+    ]
+
+
+@server.feature(types.TEXT_DOCUMENT_PREPARE_RENAME)
+def prepare_rename(
+    ls: ProseLanguageServer, params: types.PrepareRenameParams
+) -> types.PrepareRenamePlaceholder | None:
+    from openprose.ide.navigation import prepare_rename as prepare
+    from openprose.ide.types import RenameError
+
+    doc = _document(ls, params.text_document.uri)
+    if doc is None:
+        return None
+    positions = ls.positions(doc)
+    try:
+        found = prepare(doc.analysis(), positions.from_client(params.position))
+    except Exception:
+        log.exception("prepareRename failed")
+        return None
+    if found is None:
+        return None
+    if isinstance(found, RenameError):
+        # An explanation the client shows ("cannot rename a keyword"), not an internal error.
+        raise _UserError(found.message)
+    return types.PrepareRenamePlaceholder(
+        range=positions.range(found.range), placeholder=found.placeholder
+    )
+
+
+class _UserError(JsonRpcException):
+    """Answered as a RequestFailed error, which clients show to the user as a message."""
+
+    CODE = -32803
+
+
+@server.feature(types.TEXT_DOCUMENT_RENAME)
+def rename(ls: ProseLanguageServer, params: types.RenameParams) -> types.WorkspaceEdit | None:
+    from openprose.ide.navigation import rename as do_rename
+    from openprose.ide.types import RenameError
+
+    doc = _document(ls, params.text_document.uri)
+    if doc is None:
+        return None
+    positions = ls.positions(doc)
+    try:
+        found = do_rename(doc.analysis(), positions.from_client(params.position), params.new_name)
+    except Exception:
+        log.exception("rename failed")
+        return None
+    if isinstance(found, RenameError):
+        raise _UserError(found.message)
+    changes: dict[str, list[types.TextEdit]] = {}
+    for path, edits in found.items():
+        uri = doc.uri if path is None else Path(path).resolve().as_uri()
+        changes[uri] = convert.text_edits(edits, ls.positions_for_path(path, doc))
+    return types.WorkspaceEdit(changes=changes)
+
+
+@server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+@safe(list)
+def document_symbol(
+    ls: ProseLanguageServer, params: types.DocumentSymbolParams
+) -> list[types.DocumentSymbol]:
+    from openprose.ide.symbols import document_symbols
+
+    doc = _document(ls, params.text_document.uri)
+    if doc is None:
+        return []
+    positions = ls.positions(doc)
+    return [convert.document_symbol(s, positions) for s in document_symbols(doc.analysis())]
+
+
+@server.feature(types.WORKSPACE_SYMBOL)
+@safe(list)
+def workspace_symbol(
+    ls: ProseLanguageServer, params: types.WorkspaceSymbolParams
+) -> list[types.WorkspaceSymbol]:
+    index = ls.workspace_index
+    if index is None:
+        return []
+    found = []
+    for path, symbol in index.symbols(params.query):
+        uri = Path(path).resolve().as_uri()
+        doc = ls.documents.get(uri)
+        positions = ls.positions(doc) if doc is not None else ls.positions_for_path(path, doc)  # type: ignore[arg-type]
+        found.append(
+            types.WorkspaceSymbol(
+                name=symbol.name,
+                kind=convert.SYMBOL_KIND.get(symbol.kind, types.SymbolKind.Object),
+                location=types.Location(uri=uri, range=positions.range(symbol.selection_range)),
+                container_name=symbol.detail or None,
+            )
+        )
+    return found
+
+
+@server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)
+@safe(list)
+def folding_range(
+    ls: ProseLanguageServer, params: types.FoldingRangeParams
+) -> list[types.FoldingRange]:
+    from openprose.ide.folding import folding_ranges
+
+    doc = _document(ls, params.text_document.uri)
+    if doc is None:
+        return []
+    return [
+        types.FoldingRange(
+            start_line=f.start_line,
+            end_line=f.end_line,
+            kind=convert.FOLDING_KIND.get(f.kind) if f.kind else None,
+        )
+        for f in folding_ranges(doc.analysis())
+    ]
+
+
+@server.feature(types.TEXT_DOCUMENT_SELECTION_RANGE)
+@safe(list)
+def selection_range(
+    ls: ProseLanguageServer, params: types.SelectionRangeParams
+) -> list[types.SelectionRange]:
+    from openprose.ide.selection import selection_ranges
+
+    doc = _document(ls, params.text_document.uri)
+    if doc is None:
+        return []
+    positions = ls.positions(doc)
+    chains = selection_ranges(doc.analysis(), [positions.from_client(p) for p in params.positions])
+    return [convert.selection(c, positions) for c in chains if c.ranges]
+
+
+def _legend() -> types.SemanticTokensLegend:
+    return types.SemanticTokensLegend(
+        token_types=convert.LEGEND_TYPES, token_modifiers=convert.LEGEND_MODIFIERS
+    )
+
+
+@server.feature(
+    types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL,
+    types.SemanticTokensRegistrationOptions(legend=_legend(), full=True, range=True),
+)
+@safe(lambda: types.SemanticTokens(data=[]))
+def semantic_tokens_full(
+    ls: ProseLanguageServer, params: types.SemanticTokensParams
+) -> types.SemanticTokens:
+    return _semantic_tokens(ls, params.text_document.uri, None)
+
+
+@server.feature(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_RANGE)
+@safe(lambda: types.SemanticTokens(data=[]))
+def semantic_tokens_range(
+    ls: ProseLanguageServer, params: types.SemanticTokensRangeParams
+) -> types.SemanticTokens:
+    return _semantic_tokens(ls, params.text_document.uri, params.range)
+
+
+def _semantic_tokens(
+    ls: ProseLanguageServer, uri: str, lsp_range: types.Range | None
+) -> types.SemanticTokens:
+    from openprose.ide.semantic_tokens import semantic_tokens
+
+    doc = _document(ls, uri)
+    if doc is None:
+        return types.SemanticTokens(data=[])
+    positions = ls.positions(doc)
+    wanted = positions.from_range(lsp_range) if lsp_range is not None else None
+    tokens = semantic_tokens(doc.analysis(), wanted)
+    return types.SemanticTokens(
+        data=convert.semantic_tokens(tokens, positions, convert.LEGEND_TYPES)
+    )
+
+
+@server.feature(types.TEXT_DOCUMENT_FORMATTING)
+@safe(list)
+def formatting(
+    ls: ProseLanguageServer, params: types.DocumentFormattingParams
+) -> list[types.TextEdit]:
+    from openprose.format import format_edits, format_module
+
+    doc = _document(ls, params.text_document.uri)
+    if doc is None or not ls.settings.format_enabled:
+        return []
+    result = format_module(doc.document.module, doc.text)
+    if result.refused:
+        log.warning("%s: %s", doc.uri, result.refused)
+    return convert.text_edits(format_edits(doc.text, result), ls.positions(doc))
+
+
+@server.feature(types.TEXT_DOCUMENT_RANGE_FORMATTING)
+@safe(list)
+def range_formatting(
+    ls: ProseLanguageServer, params: types.DocumentRangeFormattingParams
+) -> list[types.TextEdit]:
+    from openprose.format import format_range
+
+    doc = _document(ls, params.text_document.uri)
+    if doc is None or not ls.settings.format_enabled:
+        return []
+    edits = format_range(doc.text, params.range.start.line, params.range.end.line)
+    return convert.text_edits(edits, ls.positions(doc))
+
+
+@server.feature(
+    types.TEXT_DOCUMENT_CODE_ACTION,
+    types.CodeActionOptions(
+        code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll],
+        resolve_provider=False,
+    ),
+)
+@safe(list)
+def code_action(ls: ProseLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    from openprose.ide.code_actions import code_actions, fix_all
+
+    doc = _document(ls, params.text_document.uri)
+    if doc is None:
+        return []
+    positions = ls.positions(doc)
+    analysis = doc.analysis()
+    wanted = params.context.only
+    actions = []
+    if not wanted or any(k.startswith(types.CodeActionKind.QuickFix) for k in wanted):
+        actions += code_actions(analysis, positions.from_range(params.range))
+    if not wanted or any(
+        types.CodeActionKind.SourceFixAll.startswith(k) or k.startswith("source") for k in wanted
+    ):
+        actions += fix_all(analysis)
+    shown = {d.code: d for d in params.context.diagnostics if isinstance(d.code, str)}
+    return [
+        types.CodeAction(
+            title=a.title,
+            kind=types.CodeActionKind.SourceFixAll
+            if a.kind == "source.fixAll"
+            else types.CodeActionKind.QuickFix,
+            diagnostics=[shown[c] for c in a.diagnostic_codes if c in shown] or None,
+            is_preferred=a.preferred or None,
+            edit=types.WorkspaceEdit(changes={doc.uri: convert.text_edits(a.edits, positions)}),
+        )
+        for a in actions
+    ]
+
+
+@server.feature(
+    types.TEXT_DOCUMENT_SIGNATURE_HELP,
+    types.SignatureHelpOptions(trigger_characters=list(SIGNATURE_TRIGGERS)),
+)
+@safe(lambda: None)
+def signature_help(
+    ls: ProseLanguageServer, params: types.SignatureHelpParams
+) -> types.SignatureHelp | None:
+    from openprose.ide.signature import signature_help as find
+
+    doc = _document(ls, params.text_document.uri)
+    if doc is None:
+        return None
+    found = find(doc.analysis(), ls.positions(doc).from_client(params.position))
+    if found is None:
+        return None
+    return types.SignatureHelp(
+        signatures=[
+            types.SignatureInformation(
+                label=found.label,
+                documentation=convert.markdown(found.documentation)
+                if found.documentation
+                else None,
+                parameters=[types.ParameterInformation(label=p) for p in found.parameters],
+            )
+        ],
+        active_signature=0,
+        active_parameter=found.active_parameter,
+    )
+
+
+@server.feature(types.TEXT_DOCUMENT_INLAY_HINT)
+@safe(list)
+def inlay_hint(ls: ProseLanguageServer, params: types.InlayHintParams) -> list[types.InlayHint]:
+    from openprose.ide.inlay import inlay_hints
+
+    doc = _document(ls, params.text_document.uri)
+    if doc is None:
+        return []
+    positions = ls.positions(doc)
+    return [
+        types.InlayHint(
+            position=positions.to_client(h.position),
+            label=h.label,
+            kind=types.InlayHintKind.Parameter,
+            padding_right=True,
+        )
+        for h in inlay_hints(doc.analysis(), positions.from_range(params.range))
+    ]
+
+
+@server.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK)
+@safe(list)
+def document_link(
+    ls: ProseLanguageServer, params: types.DocumentLinkParams
+) -> list[types.DocumentLink]:
+    from openprose.ide.links import document_links
+
+    doc = _document(ls, params.text_document.uri)
+    if doc is None:
+        return []
+    positions = ls.positions(doc)
+    return [
+        types.DocumentLink(
+            range=positions.range(link.range),
+            target=Path(link.target).as_uri(),
+            tooltip=link.tooltip or None,
+        )
+        for link in document_links(doc.analysis())
+    ]
+
+
+@server.feature(types.TEXT_DOCUMENT_CODE_LENS)
+@safe(list)
+def code_lens(ls: ProseLanguageServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+    from openprose.ide.lens import code_lenses
+
+    doc = _document(ls, params.text_document.uri)
+    if doc is None:
+        return []
+    positions = ls.positions(doc)
+    return [
+        types.CodeLens(
+            range=positions.range(lens.range),
+            command=types.Command(
+                title=lens.title, command=lens.command, arguments=list(lens.arguments)
+            ),
+        )
+        for lens in code_lenses(doc.analysis(), runnable=ls.runner is not None)
+    ]
+
+
+@server.command(RUN_COMMAND)
+def run_program(ls: ProseLanguageServer, arguments: list[Any] | None = None) -> Any:
+    """``prose.run URI``: run a program through the VM (the seam: ``ls.runner``)."""
+    uri = arguments[0] if arguments else None
+    if ls.runner is None or not isinstance(uri, str):
+        ls.window_show_message(
+            types.ShowMessageParams(
+                type=types.MessageType.Info,
+                message="Running programs needs the OpenProse VM, which is not available yet.",
+            )
+        )
+        return None
+    return ls.runner(uri)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="prose-ls", description="OpenProse language server")
     parser.add_argument("--version", action="version", version=f"prose-ls {__version__}")
     parser.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (default)")
-    parser.add_argument("--tcp", action="store_true", help="listen on a TCP port instead")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=2087)
+    parser.add_argument(
+        "--tcp",
+        metavar="HOST:PORT",
+        nargs="?",
+        const="127.0.0.1:2087",
+        help="listen on a TCP address instead (default 127.0.0.1:2087)",
+    )
+    parser.add_argument("--log-level", default="WARNING", help="logging level (stderr)")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING)
+    logging.basicConfig(level=getattr(logging, str(args.log_level).upper(), logging.WARNING))
     if args.tcp:
-        server.start_tcp(args.host, args.port)
+        host, _, port = args.tcp.rpartition(":")
+        server.start_tcp(host or "127.0.0.1", int(port))
     else:
         server.start_io()

@@ -1,0 +1,279 @@
+"""Converting between the ide layer's plain results and LSP types.
+
+ide positions count code points; the client counts in its negotiated encoding (UTF-16 by
+default, UTF-8 or UTF-32 when it asked), so every position goes through the line's text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+
+from openprose.diagnostics import Diagnostic, Severity
+from openprose.format import TextEdit
+from openprose.ide import types as ide
+from openprose.lsp.positions import to_client_units, to_code_points
+
+LineText = Callable[[int], str]
+
+SEVERITY = {
+    Severity.ERROR: types.DiagnosticSeverity.Error,
+    Severity.WARNING: types.DiagnosticSeverity.Warning,
+    Severity.INFORMATION: types.DiagnosticSeverity.Information,
+    Severity.HINT: types.DiagnosticSeverity.Hint,
+}
+# Codes whose subject has no effect: editors grey it out.
+UNNECESSARY = frozenset(("W010", "W013", "W031"))
+
+COMPLETION_KIND = {
+    "agent": types.CompletionItemKind.Class,
+    "block": types.CompletionItemKind.Function,
+    "variable": types.CompletionItemKind.Variable,
+    "parameter": types.CompletionItemKind.Variable,
+    "property": types.CompletionItemKind.Property,
+    "value": types.CompletionItemKind.EnumMember,
+    "keyword": types.CompletionItemKind.Keyword,
+    "snippet": types.CompletionItemKind.Snippet,
+    "program": types.CompletionItemKind.Module,
+    "input": types.CompletionItemKind.Field,
+}
+SYMBOL_KIND = {
+    "agent": types.SymbolKind.Class,
+    "block": types.SymbolKind.Function,
+    "variable": types.SymbolKind.Variable,
+    "constant": types.SymbolKind.Constant,
+    "input": types.SymbolKind.Field,
+    "output": types.SymbolKind.Property,
+    "program": types.SymbolKind.Module,
+    "property": types.SymbolKind.Property,
+    "session": types.SymbolKind.Event,
+    "statement": types.SymbolKind.Namespace,
+    "option": types.SymbolKind.EnumMember,
+    "parameter": types.SymbolKind.Variable,
+}
+HIGHLIGHT_KIND = {
+    "text": types.DocumentHighlightKind.Text,
+    "read": types.DocumentHighlightKind.Read,
+    "write": types.DocumentHighlightKind.Write,
+}
+FOLDING_KIND = {"comment": types.FoldingRangeKind.Comment, "region": types.FoldingRangeKind.Region}
+# Our semantic token types as the standard LSP types themes colour.
+TOKEN_TYPE = {
+    "agent": "class",
+    "block": "function",
+    "variable": "variable",
+    "parameter": "parameter",
+    "property": "property",
+    "keyword": "keyword",
+    "string": "string",
+    "interpolation": "variable",
+    "discretion": "regexp",
+    "comment": "comment",
+    "number": "number",
+    "operator": "operator",
+    "program": "namespace",
+}
+LEGEND_TYPES = list(dict.fromkeys(TOKEN_TYPE.values()))
+LEGEND_MODIFIERS = ["declaration", "readonly"]
+
+
+class Positions:
+    """Position conversion for one document in the negotiated encoding."""
+
+    def __init__(self, line_text: LineText, encoding: str) -> None:
+        self.line_text = line_text
+        self.encoding = encoding
+
+    def to_client(self, pos: ide.Pos) -> types.Position:
+        line, character = pos
+        line = max(line, 0)
+        return types.Position(
+            line=line, character=to_client_units(self.line_text(line), character, self.encoding)
+        )
+
+    def from_client(self, position: types.Position) -> ide.Pos:
+        line = max(position.line, 0)
+        text = self.line_text(line)
+        return line, to_code_points(text, max(position.character, 0), self.encoding)
+
+    def range(self, value: ide.Range) -> types.Range:
+        return types.Range(start=self.to_client(value.start), end=self.to_client(value.end))
+
+    def from_range(self, value: types.Range) -> ide.Range:
+        return ide.Range(self.from_client(value.start), self.from_client(value.end))
+
+    def units(self, line: int, start: int, length: int) -> tuple[int, int]:
+        """Client (start, length) of a code-point span on one line."""
+        text = self.line_text(line)
+        begin = to_client_units(text, start, self.encoding)
+        end = to_client_units(text, start + length, self.encoding)
+        return begin, end - begin
+
+
+# ---------------------------------------------------------------- diagnostics
+
+
+def _span(start: tuple[int, int], end: tuple[int, int]) -> ide.Range:
+    """An ide range from parso positions (1-based lines)."""
+    return ide.Range((start[0] - 1, start[1]), (end[0] - 1, end[1]))
+
+
+def diagnostic(d: Diagnostic, positions: Positions, uri: str) -> types.Diagnostic:
+    related = []
+    for r in d.related:
+        if r.path is None:
+            where = positions.range(_span(r.start, r.end))
+        else:  # another file: its columns are sent as code points
+            where = types.Range(
+                start=types.Position(line=r.start[0] - 1, character=r.start[1]),
+                end=types.Position(line=r.end[0] - 1, character=r.end[1]),
+            )
+        related.append(
+            types.DiagnosticRelatedInformation(
+                location=types.Location(uri=_uri_for(r.path) or uri, range=where),
+                message=r.message,
+            )
+        )
+    href = code_link(d.code)
+    return types.Diagnostic(
+        range=positions.range(_span(d.start, d.end)),
+        message=d.message,
+        severity=SEVERITY[d.severity],
+        code=d.code,
+        code_description=types.CodeDescription(href=href) if href else None,
+        source="openprose",
+        related_information=related or None,
+        tags=[types.DiagnosticTag.Unnecessary] if d.code in UNNECESSARY else None,
+    )
+
+
+def _uri_for(path: str | None) -> str | None:
+    return Path(path).resolve().as_uri() if path else None
+
+
+@cache
+def _reference() -> Path | None:
+    """The diagnostics reference, when the docs are installed beside the package."""
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        candidate = parent / "docs" / "diagnostics.md"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+@cache
+def _anchors() -> dict[str, str]:
+    reference = _reference()
+    if reference is None:
+        return {}
+    anchors = {}
+    for match in re.finditer(r"^### ((\w\d{3}): .+)$", reference.read_text("utf-8"), re.M):
+        slug = re.sub(r"[^\w\- ]", "", match.group(1).lower()).replace(" ", "-")
+        anchors[match.group(2)] = slug
+    return anchors
+
+
+def code_link(code: str) -> str | None:
+    """A link to the code's entry in the diagnostics reference (None without the docs)."""
+    reference = _reference()
+    anchor = _anchors().get(code)
+    if reference is None or anchor is None:
+        return None
+    return f"{reference.as_uri()}#{anchor}"
+
+
+# ---------------------------------------------------------------- features
+
+
+def text_edits(edits: Iterable[TextEdit], positions: Positions) -> list[types.TextEdit]:
+    return [
+        types.TextEdit(range=positions.range(ide.Range(e.start, e.end)), new_text=e.text)
+        for e in edits
+    ]
+
+
+def completion_item(item: ide.CompletionItem, positions: Positions) -> types.CompletionItem:
+    insert = item.insert_text if item.insert_text is not None else item.label
+    edit = None
+    if item.replace is not None:
+        edit = types.TextEdit(range=positions.range(item.replace), new_text=insert)
+    return types.CompletionItem(
+        label=item.label,
+        kind=COMPLETION_KIND.get(item.kind, types.CompletionItemKind.Text),
+        detail=item.detail or None,
+        documentation=types.MarkupContent(kind=types.MarkupKind.Markdown, value=item.documentation)
+        if item.documentation
+        else None,
+        insert_text=None if edit else insert,
+        insert_text_format=types.InsertTextFormat.Snippet
+        if item.snippet
+        else types.InsertTextFormat.PlainText,
+        text_edit=edit,
+        sort_text=item.sort_text,
+        filter_text=item.label,
+    )
+
+
+def document_symbol(symbol: ide.Symbol, positions: Positions) -> types.DocumentSymbol:
+    return types.DocumentSymbol(
+        name=symbol.name or "(unnamed)",
+        kind=SYMBOL_KIND.get(symbol.kind, types.SymbolKind.Object),
+        range=positions.range(symbol.range),
+        selection_range=positions.range(symbol.selection_range),
+        detail=symbol.detail or None,
+        children=[document_symbol(c, positions) for c in symbol.children] or None,
+    )
+
+
+def selection(chain: ide.Selection, positions: Positions) -> types.SelectionRange:
+    parent: types.SelectionRange | None = None
+    for value in reversed(chain.ranges):
+        parent = types.SelectionRange(range=positions.range(value), parent=parent)
+    assert parent is not None
+    return parent
+
+
+def semantic_tokens(
+    tokens: Iterable[ide.SemanticToken], positions: Positions, type_names: list[str]
+) -> list[int]:
+    """The relative five-integer encoding, in the client's units."""
+    data: list[int] = []
+    previous_line = 0
+    previous_start = 0
+    for token in tokens:
+        lsp_type = TOKEN_TYPE.get(token.type)
+        if lsp_type is None:
+            continue
+        start, length = positions.units(token.line, token.start, token.length)
+        if length <= 0:
+            continue
+        delta_line = token.line - previous_line
+        delta_start = start - previous_start if delta_line == 0 else start
+        modifiers = 0
+        for i, name in enumerate(LEGEND_MODIFIERS):
+            if name in token.modifiers:
+                modifiers |= 1 << i
+        data += [delta_line, delta_start, length, type_names.index(lsp_type), modifiers]
+        previous_line, previous_start = token.line, start
+    return data
+
+
+def markdown(text: str) -> types.MarkupContent:
+    return types.MarkupContent(kind=types.MarkupKind.Markdown, value=text)
+
+
+def location(
+    value: ide.Location, uri: str, positions_for: Callable[[str | None], Positions]
+) -> types.Location:
+    target = uri if value.path is None else Path(value.path).resolve().as_uri()
+    return types.Location(uri=target, range=positions_for(value.path).range(value.range))
+
+
+def any_to_none(value: Any) -> Any:
+    return value if value else None

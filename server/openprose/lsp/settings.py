@@ -1,0 +1,62 @@
+"""The server's settings: `initializationOptions` and `workspace/configuration` (section
+`prose`), and the project's configuration files.
+
+Settings keys (all optional): ``select``, ``extend-select``, ``ignore`` (codes or
+prefixes), ``severity`` (code -> error/warning/information/hint), ``format`` (``{"enable":
+bool}``), ``debounce`` (milliseconds before diagnostics are recomputed after a change),
+``trace`` (off, messages, verbose: the server's log level).  A project's own ``prose.toml``
+or ``[tool.openprose]`` table takes precedence over the editor's rule settings.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from openprose.config import Config, ConfigError, ConfigFinder, config_from_table
+
+log = logging.getLogger("prose-ls")
+
+_RULE_KEYS = ("select", "extend-select", "ignore", "severity")
+_TRACE_LEVELS = {"off": logging.WARNING, "messages": logging.INFO, "verbose": logging.DEBUG}
+
+
+class Settings:
+    def __init__(self) -> None:
+        self.debounce = 0.15  # seconds
+        self.format_enabled = True
+        self.client_config: Config | None = None
+        self._finder = ConfigFinder()
+
+    def update(self, values: dict[str, Any]) -> None:
+        """Apply settings from the client; a bad value is logged and ignored."""
+        rules = {key: values[key] for key in _RULE_KEYS if values.get(key) is not None}
+        try:
+            self.client_config = config_from_table("editor settings", rules) if rules else None
+        except ConfigError as error:
+            log.warning("ignoring invalid editor settings: %s", error)
+        fmt = values.get("format")
+        if isinstance(fmt, dict) and isinstance(fmt.get("enable"), bool):
+            self.format_enabled = fmt["enable"]
+        debounce = values.get("debounce")
+        if isinstance(debounce, int | float) and 0 <= debounce <= 5000:
+            self.debounce = debounce / 1000
+        trace = values.get("trace")
+        if isinstance(trace, str) and trace in _TRACE_LEVELS:
+            logging.getLogger().setLevel(_TRACE_LEVELS[trace])
+
+    def config_for(self, path: Path | None) -> Config | None:
+        """The rules for a document: its project's configuration file, else the editor's."""
+        if path is not None:
+            try:
+                found = self._finder.for_path(str(path))
+            except ConfigError as error:
+                log.warning("ignoring invalid configuration: %s", error)
+                found = None
+            if found is not None:
+                return found
+        return self.client_config
+
+    def clear_file_configs(self) -> None:
+        self._finder.clear()
