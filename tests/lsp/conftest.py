@@ -1,0 +1,180 @@
+"""The real server over stdio, for each client capability set and position encoding.
+
+One server per (client, encoding) pair and test module; every test opens its own
+documents (unique URIs), so tests do not see each other's state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+CLIENTS = ("visual-studio-code", "neovim")
+ENCODINGS = ("utf-16", "utf-8")
+ASTRAL = "\U0001d11e"  # two UTF-16 code units, four UTF-8 bytes
+
+_counter = itertools.count()
+
+
+def units(text: str, encoding: str) -> int:
+    """The length of ``text`` in an encoding's code units."""
+    if encoding == "utf-8":
+        return len(text.encode("utf-8"))
+    if encoding == "utf-16":
+        return len(text.encode("utf-16-le")) // 2
+    return len(text)
+
+
+@dataclass
+class Session:
+    """A client talking to a live server, with helpers that speak in code points."""
+
+    client: LanguageClient
+    name: str
+    encoding: str
+    root: Path
+    pulls: bool
+
+    def uri(self, stem: str = "doc") -> str:
+        return (self.root / f"{stem}-{next(_counter)}.prose").as_uri()
+
+    def position(self, text: str, line: int, character: int) -> types.Position:
+        """A client position for a code-point (line, character) in ``text``."""
+        line_text = text.split("\n")[line]
+        return types.Position(line=line, character=units(line_text[:character], self.encoding))
+
+    def at(self, text: str, marker: str = "§") -> tuple[str, types.Position]:
+        """``text`` without ``marker``, and the client position where it was."""
+        index = text.index(marker)
+        before = text[:index]
+        line = before.count("\n")
+        column = index - (before.rfind("\n") + 1)
+        clean = text.replace(marker, "", 1)
+        return clean, self.position(clean, line, column)
+
+    def doc(self, uri: str) -> types.TextDocumentIdentifier:
+        return types.TextDocumentIdentifier(uri=uri)
+
+    async def open(self, text: str, uri: str | None = None) -> tuple[str, list[types.Diagnostic]]:
+        """Open a document and return its URI and its first diagnostics."""
+        uri = uri or self.uri()
+        waiter = None if self.pulls else asyncio.ensure_future(self.published(uri, 1))
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(
+                    uri=uri, language_id="prose", version=1, text=text
+                )
+            )
+        )
+        if waiter is not None:
+            return uri, await waiter
+        return uri, await self.pull(uri)
+
+    async def change(
+        self, uri: str, version: int, start: types.Position, end: types.Position, text: str
+    ) -> list[types.Diagnostic]:
+        waiter = None if self.pulls else asyncio.ensure_future(self.published(uri, version))
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[
+                    types.TextDocumentContentChangePartial(
+                        range=types.Range(start=start, end=end), text=text
+                    )
+                ],
+            )
+        )
+        if waiter is not None:
+            return await waiter
+        return await self.pull(uri)
+
+    async def published(self, uri: str, version: int | None) -> list[types.Diagnostic]:
+        """Wait for pushed diagnostics of ``uri`` at ``version``."""
+        for _ in range(100):
+            params = await asyncio.wait_for(
+                self.client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), 10
+            )
+            if params.uri == uri and params.version == version:
+                return list(params.diagnostics)
+        raise AssertionError(f"no diagnostics for {uri} version {version}")
+
+    async def pull(self, uri: str) -> list[types.Diagnostic]:
+        report = await self.client.text_document_diagnostic_async(
+            types.DocumentDiagnosticParams(text_document=self.doc(uri))
+        )
+        return list(report.items)
+
+
+def _capabilities(name: str, encoding: str) -> types.ClientCapabilities:
+    capabilities = client_capabilities(name)
+    if capabilities.general is None:
+        capabilities.general = types.GeneralClientCapabilities()
+    capabilities.general.position_encodings = [encoding]
+    return capabilities
+
+
+def pytest_generate_tests(metafunc: Any) -> None:
+    if "session" in metafunc.fixturenames:
+        pairs = [(c, e) for c in CLIENTS for e in ENCODINGS]
+        metafunc.parametrize(
+            "lsp_pair", pairs, ids=[f"{c}-{e}" for c, e in pairs], indirect=True, scope="module"
+        )
+
+
+@pytest.fixture(scope="module")
+def lsp_pair(request: pytest.FixtureRequest) -> tuple[str, str]:
+    return request.param  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("workspace")
+    (root / "library.prose").write_text(
+        'input topic: "What to research"\noutput findings = session "Research {topic}"\n',
+        encoding="utf-8",
+    )
+    (root / "tools").mkdir()
+    (root / "tools" / "helpers.prose").write_text(
+        "agent librarian:\n  model: haiku\n\nblock catalogue(shelf):\n"
+        '  session: librarian\n    prompt: "List {shelf}"\n',
+        encoding="utf-8",
+    )
+    return root
+
+
+@pytest_lsp.fixture(
+    scope="module",
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "openprose.lsp"]),
+)
+async def lsp(
+    lsp_client: LanguageClient, lsp_pair: tuple[str, str], workspace: Path
+) -> AsyncIterator[LanguageClient]:
+    name, encoding = lsp_pair
+    await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=_capabilities(name, encoding),
+            root_uri=workspace.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="workspace")],
+            initialization_options={"debounce": 20},
+        )
+    )
+    yield lsp_client
+    await lsp_client.shutdown_session()
+
+
+@pytest.fixture(scope="module")
+def session(lsp: LanguageClient, lsp_pair: tuple[str, str], workspace: Path) -> Session:
+    name, encoding = lsp_pair
+    capabilities = _capabilities(name, encoding)
+    pulls = bool(capabilities.text_document and capabilities.text_document.diagnostic)
+    return Session(lsp, name, encoding, workspace, pulls)

@@ -1,0 +1,60 @@
+"""Settings from initializationOptions and workspace/didChangeConfiguration reach the rules."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+URI = "file:///tmp/configured.prose"
+TEXT = 'session "a"\n  backoff: linear\nsession ""\n'  # W031 and W001
+
+
+@pytest_lsp.fixture(
+    scope="module",
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "openprose.lsp"]),
+)
+async def client(lsp_client: LanguageClient) -> AsyncIterator[LanguageClient]:
+    await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            initialization_options={"ignore": ["W031"], "debounce": 10},
+        )
+    )
+    yield lsp_client
+    await lsp_client.shutdown_session()
+
+
+async def published(client: LanguageClient) -> list[types.Diagnostic]:
+    for _ in range(50):
+        params = await asyncio.wait_for(
+            client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), 10
+        )
+        if params.uri == URI:
+            return list(params.diagnostics)
+    raise AssertionError("no diagnostics")
+
+
+async def test_initialization_options_and_configuration_changes(client: LanguageClient) -> None:
+    waiter = asyncio.ensure_future(published(client))
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=URI, language_id="prose", version=1, text=TEXT)
+        )
+    )
+    assert [d.code for d in await waiter] == ["W001"]  # W031 ignored by the options
+    waiter = asyncio.ensure_future(published(client))
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"prose": {"severity": {"W001": "error"}}})
+    )
+    diagnostics = await waiter
+    assert [(d.code, d.severity) for d in diagnostics] == [
+        ("W001", types.DiagnosticSeverity.Error),
+        ("W031", types.DiagnosticSeverity.Warning),
+    ]
