@@ -3,6 +3,7 @@ report a diagnostic with an exact range."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,13 @@ class Context:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     _index: dict[type, list[Any]] | None = field(default=None, repr=False)
     _queries: dict[tuple[type, ...], list[Any]] = field(default_factory=dict, repr=False)
+    _memo: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def memo(self, key: str, compute: Callable[[], Any]) -> Any:
+        """A value rules share within one check, computed the first time it is asked for."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
     def diagnostics_sorted(self) -> list[Diagnostic]:
         return sorted(self.diagnostics, key=Diagnostic.sort_key)

@@ -222,7 +222,13 @@ def _skills(ctx: Context, prop: t.Property) -> None:
 
 
 def _imported(ctx: Context) -> set[str]:
-    """Names a skill may use: ``use`` aliases and last path segments, legacy imports."""
+    """Names a skill may use: ``use`` aliases and last path segments, legacy imports
+    (computed once per check: every `skills:` property asks)."""
+    names: set[str] = ctx.memo("skills.imported", lambda: _imported_names(ctx))
+    return names
+
+
+def _imported_names(ctx: Context) -> set[str]:
     names = set(ctx.model.programs)
     for node in ctx.nodes(t.UseStatement, t.ImportStatement):
         if isinstance(node, t.UseStatement) and node.path is not None:
