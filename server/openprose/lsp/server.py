@@ -129,10 +129,10 @@ class ProseLanguageServer(LanguageServer):
 
         index = WorkspaceIndex()
         self.workspace_index = index
-        roots = [uris.to_fs_path(f.uri) for f in (self.workspace.folders or {}).values()]
-        if not roots and self.workspace.root_path:
-            roots = [self.workspace.root_path]
-        roots = [r for r in roots if r and os.path.isdir(r)]
+        found = [uris.to_fs_path(f.uri) for f in (self.workspace.folders or {}).values()]
+        if not found and self.workspace.root_path:
+            found = [self.workspace.root_path]
+        roots: list[str] = [r for r in found if r is not None and os.path.isdir(r)]
         if not roots:
             return
         token = str(uuid.uuid4())
