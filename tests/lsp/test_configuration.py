@@ -54,7 +54,7 @@ async def test_initialization_options_and_configuration_changes(client: Language
         types.DidChangeConfigurationParams(settings={"prose": {"severity": {"W001": "error"}}})
     )
     diagnostics = await waiter
-    assert [(d.code, d.severity) for d in diagnostics] == [
+    assert sorted((d.code, d.severity) for d in diagnostics) == [
         ("W001", types.DiagnosticSeverity.Error),
         ("W031", types.DiagnosticSeverity.Warning),
     ]
