@@ -519,6 +519,10 @@ class WorkspaceIndex:
     def update(self, path: str, text: str) -> None:
         self._store(self._key(path), workspace_symbols(parse(text)))
 
+    def update_module(self, path: str, module: Any) -> None:
+        """Index an already parsed document (an editor's open file)."""
+        self._store(self._key(path), workspace_symbols(module))
+
     def remove(self, path: str) -> None:
         self._store(self._key(path), None)
 

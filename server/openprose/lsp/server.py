@@ -271,20 +271,33 @@ def did_change(ls: ProseLanguageServer, params: types.DidChangeTextDocumentParam
             doc.document.replace(change.text)
     doc.version = params.text_document.version
     ls.schedule_diagnostics(doc)
+
+
+def _reindex(ls: ProseLanguageServer, doc: OpenDocument) -> None:
+    """Refresh the workspace symbols of a file the editor saved or closed (not on every
+    keystroke: that would cost a tree walk per key)."""
     if ls.workspace_index is not None and doc.path is not None:
-        ls.workspace_index.update(str(doc.path), doc.text)
+        try:
+            ls.workspace_index.update_module(str(doc.path), doc.document.module)
+        except Exception:
+            log.exception("indexing %s failed", doc.uri)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
 def did_save(ls: ProseLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
     ls.settings.clear_file_configs()  # a saved prose.toml may have changed the rules
+    doc = ls.documents.get(params.text_document.uri)
+    if doc is not None:
+        _reindex(ls, doc)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: ProseLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
     doc = ls.documents.close(params.text_document.uri)
-    if doc is not None and doc.pending is not None:
-        doc.pending.cancel()
+    if doc is not None:
+        if doc.pending is not None:
+            doc.pending.cancel()
+        _reindex(ls, doc)
     if not ls.pulls_diagnostics:
         ls.clear(params.text_document.uri)
 
