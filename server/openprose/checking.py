@@ -38,10 +38,27 @@ def check_module(
     up to date incrementally, so it checks the tree rather than the text).  ``text``, when
     the caller has it, lets suppression scanning be skipped for files without any."""
     from openprose.analysis import check
-    from openprose.suppressions import apply_suppressions
 
     diagnostics = check(module, Path(path) if path else None)
-    # Selection, then severity overrides, then suppression comments (README, "Configuration").
+    return finish(diagnostics, module, config, text)
+
+
+def check_context(
+    ctx: Any, config: Config | None = None, text: str | None = None
+) -> list[Diagnostic]:
+    """Every diagnostic for an analysis context whose semantic model is already built (the
+    language server shares one per document version between diagnostics and requests)."""
+    from openprose.analysis import diagnostics_of
+
+    return finish(diagnostics_of(ctx), ctx.module, config, text)
+
+
+def finish(
+    diagnostics: list[Diagnostic], module: Any, config: Config | None, text: str | None
+) -> list[Diagnostic]:
+    """Selection, then severity overrides, then suppression comments (README, "Configuration")."""
+    from openprose.suppressions import apply_suppressions
+
     if config is not None:
         diagnostics = config.apply(diagnostics)
     if text is None or "prose:" in text:

@@ -32,11 +32,23 @@ def check(
     contracts: Any = None,
 ) -> list[Diagnostic]:
     """Syntax and semantic diagnostics together, from one walk of the tree."""
-    ctx = _run(module, path, project_root, contracts)
-    return sorted([*ctx.syntax_diagnostics(), *ctx.diagnostics], key=Diagnostic.sort_key)
+    return diagnostics_of(_run(module, path, project_root, contracts))
 
 
 def _run(module: Any, path: Path | None, project_root: Path | None, contracts: Any) -> Context:
+    ctx = prepare(module, path, project_root, contracts)
+    run_rules(ctx)
+    return ctx
+
+
+def prepare(
+    module: Any,
+    path: Path | None = None,
+    project_root: Path | None = None,
+    contracts: Any = None,
+) -> Context:
+    """A context with the semantic model built and no rule run yet (editor features use
+    the model; ``diagnostics_of`` runs the rules on the same context later)."""
     if path is not None:
         from openprose.analysis.contracts import ContractLoader, project_root_of
 
@@ -48,9 +60,30 @@ def _run(module: Any, path: Path | None, project_root: Path | None, contracts: A
             project_root = root
     ctx = Context(module, None, path, project_root, contracts)  # type: ignore[arg-type]
     ctx.model = build_model(module, ctx.nodes)
-    for rule in all_rules():
-        rule(ctx)
     return ctx
 
 
-__all__ = ["Context", "Model", "analyze", "build_model", "check"]
+def run_rules(ctx: Context) -> None:
+    if ctx.memo("rules.ran", lambda: False):
+        return
+    ctx._memo["rules.ran"] = True
+    for rule in all_rules():
+        rule(ctx)
+
+
+def diagnostics_of(ctx: Context) -> list[Diagnostic]:
+    """Syntax and semantic diagnostics of a prepared context (the rules run once)."""
+    run_rules(ctx)
+    return sorted([*ctx.syntax_diagnostics(), *ctx.diagnostics], key=Diagnostic.sort_key)
+
+
+__all__ = [
+    "Context",
+    "Model",
+    "analyze",
+    "build_model",
+    "check",
+    "diagnostics_of",
+    "prepare",
+    "run_rules",
+]

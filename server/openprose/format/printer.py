@@ -72,6 +72,7 @@ class Printer:
         # after the end of a deeper block).
         self.columns: dict[int, str] = {}
         self.broken: set[int] = set()
+        self.bom_printed = False
 
     # ------------------------------------------------------------ output
 
@@ -85,7 +86,8 @@ class Printer:
         self.broken = broken_statements(module)
         first = module.get_first_leaf()
         if first.prefix.startswith("\ufeff"):
-            self.out.append("\ufeff")  # a byte-order mark stays first
+            self.out.append("\ufeff")  # a byte-order mark stays first, printed once
+            self.bom_printed = True
         for statement in statements:
             self.top_level = True
             if id(statement) in self.broken:
@@ -277,6 +279,9 @@ class Printer:
     def line_start_prefix(self, leaf: Any, indent: str, keep_indent: bool = False) -> None:
         """Blank lines and own-line comments before a line's first token, then its indent."""
         prefix = leaf.prefix
+        if self.bom_printed and prefix.startswith("\ufeff"):
+            prefix = prefix[1:]
+        self.bom_printed = False
         if keep_indent:
             self.out.append(self.blank_and_comments(prefix, indent, leaf, keep=True))
             return

@@ -7,7 +7,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from openprose.analysis import Context, build_model
+from openprose.analysis import Context, prepare
 from openprose.diagnostics import Diagnostic
 from openprose.ide.types import Pos, Range
 from openprose.syntax import parse
@@ -25,10 +25,9 @@ class Analysis:
 
     @cached_property
     def context(self) -> Context:
-        """The analyzer's context: the shared node index and the semantic model."""
-        ctx = Context(self.module, None, self.path)  # type: ignore[arg-type]
-        ctx.model = build_model(self.module, ctx.nodes)
-        return ctx
+        """The analyzer's context: the shared node index and the semantic model (the rules
+        run on the same context when diagnostics are asked for)."""
+        return prepare(self.module, self.path)
 
     @property
     def model(self) -> Any:
@@ -37,11 +36,14 @@ class Analysis:
     @property
     def diagnostics(self) -> list[Diagnostic]:
         if self._diagnostics is None:
-            from openprose.checking import check_module
-
-            path = str(self.path) if self.path is not None else None
-            self._diagnostics = check_module(self.module, path, text=self.text)
+            self._diagnostics = self.diagnostics_with(None)
         return self._diagnostics
+
+    def diagnostics_with(self, config: Any) -> list[Diagnostic]:
+        """The diagnostics under a configuration (rules run once per analysis)."""
+        from openprose.checking import check_context
+
+        return check_context(self.context, config, self.text)
 
     @cached_property
     def lines(self) -> list[str]:

@@ -108,11 +108,9 @@ class ProseLanguageServer(LanguageServer):
         )
 
     def lsp_diagnostics(self, doc: OpenDocument) -> list[types.Diagnostic]:
-        from openprose.checking import check_module
-
         config = self.settings.config_for(doc.path)
-        path = str(doc.path) if doc.path is not None else None
-        found = check_module(doc.document.module, path, config, text=doc.text)
+        # The same analysis serves the requests that follow (one model per version).
+        found = doc.analysis().diagnostics_with(config)
         doc.published = (doc.version, found)
         positions = self.positions(doc)
         return [convert.diagnostic(d, positions, doc.uri) for d in found]
