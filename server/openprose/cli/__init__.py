@@ -51,7 +51,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     compile.add_arguments(compile_parser)
     compile_parser.set_defaults(handler=compile.run)
+
+    lsp_parser = commands.add_parser(
+        "lsp",
+        help="run the language server (the same as prose-ls)",
+        description="Run the OpenProse language server over standard input and output, "
+        "or on a TCP address with --tcp HOST:PORT.",
+    )
+    lsp_parser.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP address")
+    lsp_parser.add_argument("--log-level", default="WARNING", help="logging level (stderr)")
+    lsp_parser.set_defaults(handler=_run_lsp)
     return parser
+
+
+def _run_lsp(args: argparse.Namespace, stdout: object, stderr: object) -> int:
+    from openprose.lsp.server import main as serve
+
+    serve([*(["--tcp", args.tcp] if args.tcp else []), "--log-level", args.log_level])
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

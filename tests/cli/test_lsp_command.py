@@ -1,0 +1,98 @@
+"""`prose lsp` (stdio) and `prose-ls --tcp HOST:PORT` answer an initialize request."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+
+
+def frame(message: dict[str, object]) -> bytes:
+    body = json.dumps(message).encode("utf-8")
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def read_message(stream) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    length = 0
+    while True:
+        line = stream.readline()
+        if not line:
+            raise AssertionError("the server closed the stream")
+        if line in (b"\r\n", b"\n"):
+            break
+        name, _, value = line.decode("ascii").partition(":")
+        if name.lower() == "content-length":
+            length = int(value)
+    return json.loads(stream.read(length))  # type: ignore[no-any-return]
+
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}
+
+
+def assert_full_capabilities(response: dict[str, object]) -> None:
+    capabilities = response["result"]["capabilities"]  # type: ignore[index]
+    for provider in (
+        "completionProvider",
+        "hoverProvider",
+        "definitionProvider",
+        "referencesProvider",
+        "renameProvider",
+        "documentSymbolProvider",
+        "workspaceSymbolProvider",
+        "foldingRangeProvider",
+        "semanticTokensProvider",
+        "documentFormattingProvider",
+        "codeActionProvider",
+        "signatureHelpProvider",
+        "inlayHintProvider",
+        "documentLinkProvider",
+        "codeLensProvider",
+        "diagnosticProvider",
+    ):
+        assert provider in capabilities, provider
+
+
+def test_prose_lsp_speaks_over_stdio() -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "openprose", "lsp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(frame(INITIALIZE))
+        process.stdin.flush()
+        assert_full_capabilities(read_message(process.stdout))
+    finally:
+        process.kill()
+        process.wait(timeout=10)
+
+
+def test_prose_ls_listens_on_tcp() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "openprose.lsp", "--tcp", f"127.0.0.1:{port}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                connection = socket.create_connection(("127.0.0.1", port), timeout=5)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        with connection:
+            connection.sendall(frame(INITIALIZE))
+            assert_full_capabilities(read_message(connection.makefile("rb")))
+    finally:
+        process.kill()
+        process.wait(timeout=10)
