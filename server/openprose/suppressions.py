@@ -19,13 +19,13 @@ never taken for one.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from openprose.config import SYNTAX_CODES
 from openprose.diagnostics import Diagnostic
-from openprose.syntax.tree import Newline
+from openprose.syntax.tree import Newline, iter_leaves
 
 # `#`, then `prose: ignore` or `prose: ignore-file`, then optionally `[CODE, ...]`. Searched
 # anywhere in a comment, so `# why it is fine  # prose: ignore[W015]` works too.
@@ -72,7 +72,7 @@ def find_suppressions(module: Any) -> Suppressions:
     """Every suppression comment in a parsed module."""
     found = Suppressions()
     first = True
-    for leaf in _leaves(module):
+    for leaf in iter_leaves(module):
         prefix = leaf.prefix
         if "#" in prefix:
             lines = _LINE_BREAK.split(prefix)
@@ -104,15 +104,3 @@ def _directives(text: str) -> Iterator[tuple[str, set[str] | None]]:
         listed = match.group("codes")
         codes = None if listed is None else {c.strip() for c in listed.split(",") if c.strip()}
         yield match.group("kind"), codes
-
-
-def _leaves(node: Any) -> Iterable[Any]:
-    """The leaves of a tree in source order (iterative: trees can be deep)."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        children = getattr(current, "children", None)
-        if children is None:
-            yield current
-        else:
-            stack.extend(reversed(children))

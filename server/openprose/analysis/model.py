@@ -542,12 +542,7 @@ def exclusive(a: Any, b: Any) -> Any:
 
 
 def _in_block_definition(node: Any) -> bool:
-    parent = node.parent
-    while parent is not None:
-        if isinstance(parent, t.BlockDefinition):
-            return True
-        parent = parent.parent
-    return False
+    return t.ancestor(node, t.BlockDefinition) is not None
 
 
 def build_model(module: Any, nodes: Callable[[type], list[Any]] | None = None) -> Model:

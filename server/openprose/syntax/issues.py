@@ -12,6 +12,7 @@ from openprose.syntax.tree import (
     ErrorStatement,
     SyntaxIssue,
     UnsupportedStatement,
+    ancestor,
     offset_position,
 )
 
@@ -64,9 +65,4 @@ def to_diagnostics(issues: Iterable[SyntaxIssue]) -> list[Diagnostic]:
 
 def reported_whole(node: Any) -> bool:
     """Whether ``node`` lies inside a construct whose issues are reported as one."""
-    parent = node.parent
-    while parent is not None:
-        if isinstance(parent, _REPORTED_WHOLE):
-            return True
-        parent = parent.parent
-    return False
+    return ancestor(node, _REPORTED_WHOLE) is not None

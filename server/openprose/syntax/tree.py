@@ -1111,6 +1111,17 @@ def iter_nodes(node: Any) -> Iterator[Any]:
                 stack.append(child)
 
 
+def ancestor(node: Any, classes: Any) -> Any:
+    """The nearest enclosing node that is an instance of ``classes`` (a class or a tuple of
+    classes), or None."""
+    parent = node.parent
+    while parent is not None:
+        if isinstance(parent, classes):
+            return parent
+        parent = parent.parent
+    return None
+
+
 def iter_leaves(node: Any) -> Iterator[Any]:
     """Every leaf under ``node`` in source order."""
     stack = [node]

@@ -59,12 +59,7 @@ def check(ctx: Context) -> None:
 
 
 def in_error(node: Any) -> bool:
-    parent = node.parent
-    while parent is not None:
-        if isinstance(parent, t.ErrorNode):
-            return True
-        parent = parent.parent
-    return False
+    return t.ancestor(node, t.ErrorNode) is not None
 
 
 def header(node: Any) -> tuple[Any, Any]:

@@ -276,12 +276,8 @@ def _inputs(ctx: Context, inputs: list[t.InputDeclaration]) -> None:
 
 
 def _enclosing_block(node: Any) -> t.BlockDefinition | None:
-    parent = node.parent
-    while parent is not None:
-        if isinstance(parent, t.BlockDefinition):
-            return parent
-        parent = parent.parent
-    return None
+    found: t.BlockDefinition | None = t.ancestor(node, t.BlockDefinition)
+    return found
 
 
 # --------------------------------------------------------------------------- invocation
