@@ -1,0 +1,290 @@
+"""prose-ls in a real, headless Neovim, through the set-up users get (editors/nvim).
+
+One Neovim run (tests/editors/nvim/driver.lua) opens a program in a project directory and
+records what the editor's own LSP client shows: filetype, syntax groups, the attached client,
+diagnostics, hover, go to definition, completion, rename, formatting, format on save and `=`
+indentation. The tests below assert on that record. CI installs Neovim (`apt-get install -y
+neovim`); PROSE_SKIP_EDITOR_TESTS=1 skips these tests.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import site
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from openprose.format import format_module
+from openprose.syntax import parse
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "research-brief.prose"
+DRIVER = Path(__file__).resolve().parent / "nvim" / "driver.lua"
+RUNTIME = ROOT / "editors" / "nvim"
+TIMEOUT_S = 90
+
+PROGRAM = '''\
+# A brief, drafted and reviewed.
+agent writer:
+    model: sonnet
+    prompt: "You write \\"plain\\" briefs"
+
+let draft = session: writer
+    prompt: "Write a draft"
+
+let summary = session: editor
+  prompt: """
+Summarise {draft} and keep the "open questions".
+"""
+  context: draft
+
+if **the summary is too long**:
+  summary = session: writer
+    prompt: "Shorten it"
+    context: summary
+'''
+
+MISINDENTED = """\
+agent a:
+model: opus
+    prompt: "x"
+let d = session: a
+prompt: "y"
+let e = session "z"
+if **c**:
+session "a"
+else:
+session "b"
+"""
+
+INDENTED = """\
+agent a:
+  model: opus
+  prompt: "x"
+let d = session: a
+  prompt: "y"
+let e = session "z"
+if **c**:
+  session "a"
+else:
+  session "b"
+"""
+
+
+def formatted(lines: list[str]) -> list[str]:
+    text = "\n".join(lines) + "\n"
+    return format_module(parse(text), text).text.rstrip("\n").split("\n")
+
+
+def editor(command: str, package: str) -> str:
+    if os.environ.get("PROSE_SKIP_EDITOR_TESTS") == "1":
+        pytest.skip("PROSE_SKIP_EDITOR_TESTS=1")
+    found = shutil.which(command)
+    if found is None:
+        pytest.fail(
+            f"`{command}` is not installed: apt-get install -y {package} "
+            "(or set PROSE_SKIP_EDITOR_TESTS=1 to skip the editor tests)",
+            pytrace=False,
+        )
+    return found
+
+
+def run_editor(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
+    """Runs an editor in its own process group; on timeout the whole group is killed."""
+    process = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        stdout, stderr = process.communicate(timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        stdout, stderr = process.communicate()
+        pytest.fail(f"{argv[0]} did not finish in {TIMEOUT_S} s\n{stdout}\n{stderr}")
+    finally:
+        with contextlib.suppress(ProcessLookupError):  # a server that outlived the editor
+            os.killpg(process.pid, signal.SIGKILL)
+    return subprocess.CompletedProcess(argv, process.returncode, stdout, stderr)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    nvim = editor("nvim", "neovim")
+    tmp = tmp_path_factory.mktemp("nvim")
+    project = tmp / "project"
+    (project / ".git").mkdir(parents=True)  # the root marker
+    (project / "flows").mkdir()
+    program = project / "flows" / "brief.prose"
+    program.write_text(PROGRAM, encoding="utf-8")
+    out = tmp / "result.json"
+    home = tmp / "home"
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        # The server's packages may be in the user's site directory (pip install --user).
+        "PYTHONUSERBASE": site.getuserbase(),
+        "XDG_CONFIG_HOME": str(home / "config"),
+        "XDG_DATA_HOME": str(home / "data"),
+        "XDG_STATE_HOME": str(home / "state"),
+        "XDG_CACHE_HOME": str(home / "cache"),
+        "PYTHONPATH": os.pathsep.join(
+            p for p in (str(ROOT / "server"), os.environ.get("PYTHONPATH", "")) if p
+        ),
+        "PROSE_OUT": str(out),
+        "PROSE_NVIM_RUNTIME": str(RUNTIME),
+        "PROSE_SERVER_CMD": json.dumps([sys.executable, "-m", "openprose.lsp"]),
+        "PROSE_INDENT_SAMPLES": json.dumps(
+            {
+                "example": EXAMPLE.read_text(encoding="utf-8").rstrip("\n"),
+                "misindented": MISINDENTED.rstrip("\n"),
+            }
+        ),
+    }
+    argv = [nvim, "--headless", "--clean", "-u", str(DRIVER), str(program)]
+    completed = run_editor(argv, env, cwd=project / "flows")
+    if not out.exists():
+        pytest.fail(
+            f"Neovim wrote no results (exit {completed.returncode})\n"
+            f"{completed.stdout}\n{completed.stderr}"
+        )
+    result = json.loads(out.read_text(encoding="utf-8"))
+    result["project"] = project
+    result["program"] = program
+    assert "error" not in result, result["error"]
+    return result
+
+
+def step(run: dict[str, Any], name: str) -> Any:
+    found = run["steps"].get(name)
+    assert found is not None, f"step {name} did not run ({run['order']})"
+    assert found["ok"], f"step {name} failed: {found['error']}"
+    return found["value"]
+
+
+def line_of(prefix: str, text: str = PROGRAM) -> int:
+    return next(i for i, line in enumerate(text.split("\n")) if line.startswith(prefix))
+
+
+def test_filetype_and_buffer_settings(run: dict[str, Any]) -> None:
+    value = step(run, "filetype")
+    assert value == {
+        "filetype": "prose",
+        "syntax": "prose",
+        "shiftwidth": 2,
+        "expandtab": True,
+        "commentstring": "# %s",
+        "indentexpr": "ProseIndent(v:lnum)",
+    }
+
+
+def test_syntax_highlighting(run: dict[str, Any]) -> None:
+    assert step(run, "highlight") == {
+        "agent_keyword": "proseDefine",
+        "agent_name": "proseAgentName",
+        "model": "proseModel",
+        "property": "proseProperty",
+        "comment": "proseComment",
+        "string": "proseString",
+        "triple_string": "proseTripleString",
+        "interpolation": "proseInterpolation",
+        "discretion": "proseDiscretion",
+        "agent_ref": "proseAgentRef",
+        "variable": "proseVariable",
+    }
+
+
+def test_server_attaches_at_the_project_root(run: dict[str, Any]) -> None:
+    value = step(run, "attach")
+    assert value["name"] == "prose"
+    assert Path(value["root_dir"]).resolve() == run["project"].resolve()
+    assert value["cmd"] == [sys.executable, "-m", "openprose.lsp"]
+
+
+def test_undefined_agent_is_reported(run: dict[str, Any]) -> None:
+    diagnostics = step(run, "diagnostics")
+    e007 = [d for d in diagnostics if d["code"] == "E007"]
+    assert len(e007) == 1, diagnostics
+    line = line_of("let summary")
+    assert (e007[0]["lnum"], e007[0]["col"]) == (line, PROGRAM.split("\n")[line].index("editor"))
+    assert "editor" in e007[0]["message"]
+    assert e007[0]["severity"] == 1  # vim.diagnostic.severity.ERROR
+
+
+def test_hover_on_an_agent(run: dict[str, Any]) -> None:
+    hover = step(run, "hover")
+    assert "writer" in hover
+    assert "sonnet" in hover
+
+
+def test_definition_jumps_to_the_agent(run: dict[str, Any]) -> None:
+    value = step(run, "definition")
+    assert value["line"] == line_of("agent writer") == value["agent_line"]
+    assert value["from"] == line_of("let draft")
+    assert value["buffer"]
+
+
+def test_completion_after_session_lists_the_agents(run: dict[str, Any]) -> None:
+    labels = step(run, "completion")
+    assert "writer" in labels
+
+
+def test_rename_changes_every_occurrence(run: dict[str, Any]) -> None:
+    lines = step(run, "rename")
+    text = "\n".join(lines)
+    assert "let outline = session: writer" in lines
+    assert "Summarise {outline} and keep" in text
+    assert "  context: outline" in lines
+    assert '    prompt: "Write a draft"' in lines  # prose inside a string is not a reference
+    assert re.findall(r"\bdraft\b", text) == ["draft"]
+
+
+def test_diagnostics_follow_edits(run: dict[str, Any]) -> None:
+    value = step(run, "diagnostics_after_edit")
+    assert value["cleared"], value["diagnostics"]
+
+
+def test_formatting_fixes_indentation(run: dict[str, Any]) -> None:
+    value = step(run, "format")
+    assert value["before"] != value["after"]
+    assert "    model: sonnet" in value["before"]
+    assert "  model: sonnet" in value["after"]
+    assert value["after"] == formatted(value["before"])
+
+
+def test_format_on_save_writes_the_formatted_file(run: dict[str, Any]) -> None:
+    value = step(run, "format_on_save")
+    assert "      model: sonnet" in value["before"]
+    expected = formatted(value["before"])
+    assert expected != value["before"]
+    assert "  model: sonnet" in expected
+    assert value["buffer"] == expected
+    assert value["disk"] == expected
+    assert run["program"].read_text(encoding="utf-8") == "\n".join(expected) + "\n"
+
+
+def test_indent_expression(run: dict[str, Any]) -> None:
+    value = step(run, "indent")
+    example = EXAMPLE.read_text(encoding="utf-8")
+    assert value["example"] == example.rstrip("\n")  # canonical code is left as it is
+    assert value["misindented"] == INDENTED.rstrip("\n")
+    assert value["typed_agent"] == 'agent a:\n  model: opus\n  prompt: "p"'
+    assert value["typed_session"] == 'let x = session: a\n  prompt: "q"'
+
+
+def test_the_server_stops_with_the_editor(run: dict[str, Any]) -> None:
+    assert run["clients_stopped"]
