@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from editor_tools import unavailable
 
 from openprose.syntax import parse
 from openprose.syntax.tree import Discretion, String
@@ -102,13 +103,13 @@ ALLOWED_INSIDE_TEXT = (
 
 def node_modules_or_fail() -> None:
     if not (SYNTAXES / "node_modules" / "vscode-tmgrammar-test" / "package.json").is_file():
-        pytest.fail(f"{SYNTAXES / 'node_modules'} is missing: {INSTALL_HINT}", pytrace=False)
+        unavailable(f"{SYNTAXES / 'node_modules'} is missing: {INSTALL_HINT}")
 
 
 def executable(name: str) -> str:
     found = shutil.which(name)
     if found is None:
-        pytest.fail(f"`{name}` is not on PATH: {INSTALL_HINT}", pytrace=False)
+        unavailable(f"`{name}` is not on PATH: {INSTALL_HINT}")
     return found
 
 

@@ -4,7 +4,8 @@ One Neovim run (tests/editors/nvim/driver.lua) opens a program in a project dire
 records what the editor's own LSP client shows: filetype, syntax groups, the attached client,
 diagnostics, hover, go to definition, completion, rename, formatting, format on save and `=`
 indentation. The tests below assert on that record. CI installs Neovim (`apt-get install -y
-neovim`); PROSE_SKIP_EDITOR_TESTS=1 skips these tests.
+neovim`); without it these tests skip,
+and under CI they fail.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from editor_tools import unavailable
 
 from openprose.format import format_module
 from openprose.syntax import parse
@@ -86,15 +88,9 @@ def formatted(lines: list[str]) -> list[str]:
 
 
 def editor(command: str, package: str) -> str:
-    if os.environ.get("PROSE_SKIP_EDITOR_TESTS") == "1":
-        pytest.skip("PROSE_SKIP_EDITOR_TESTS=1")
     found = shutil.which(command)
     if found is None:
-        pytest.fail(
-            f"`{command}` is not installed: apt-get install -y {package} "
-            "(or set PROSE_SKIP_EDITOR_TESTS=1 to skip the editor tests)",
-            pytrace=False,
-        )
+        unavailable(f"`{command}` is not installed: apt-get install -y {package}")
     return found
 
 
