@@ -1,8 +1,8 @@
 """The VS Code extension (vscode-extension/): its unit tests, its VSIX, and the server it carries.
 
-Needs Node.js and the extension's npm packages: `npm ci --prefix vscode-extension`. Packaging
-runs `scripts/bundle-server.py`, which pip-installs the server's pinned dependencies (from the
-package index pip is configured with) into vscode-extension/bundled/libs.
+Needs Node.js 20 or later and the extension's npm packages: `npm ci --prefix vscode-extension`.
+Packaging runs `scripts/bundle-server.py`, which pip-installs the server's pinned dependencies
+(from the package index pip is configured with) into vscode-extension/bundled/libs.
 """
 
 from __future__ import annotations
@@ -27,13 +27,19 @@ EXTENSION = ROOT / "vscode-extension"
 GRAMMAR = ROOT / "syntaxes" / "prose.tmLanguage.json"
 SETUP = "run npm ci --prefix vscode-extension"
 TIMEOUT = 30  # seconds for one LSP answer
+NODE_MAJOR = 20
 
 
 def npm(*args: str, timeout: float = 600) -> str:
     """Runs npm in vscode-extension/; fails the test with npm's output when it fails."""
     executable = shutil.which("npm")
-    if executable is None:
-        pytest.fail(f"npm is not installed (Node.js 20 or later is needed); then {SETUP}")
+    node = shutil.which("node")
+    if executable is None or node is None:
+        pytest.fail(f"Node.js 20 or later and npm are needed; then {SETUP}")
+    version = subprocess.run([node, "--version"], capture_output=True, text=True).stdout.strip()
+    major = re.match(r"v(\d+)\.", version)
+    if not major or int(major[1]) < NODE_MAJOR:
+        pytest.fail(f"Node.js {NODE_MAJOR} or later is needed (vsce 3), not {version or node}")
     if not (EXTENSION / "node_modules").is_dir():
         pytest.fail(f"vscode-extension/node_modules is missing: {SETUP}")
     result = subprocess.run(
