@@ -58,3 +58,61 @@ async def test_initialization_options_and_configuration_changes(client: Language
         ("W001", types.DiagnosticSeverity.Error),
         ("W031", types.DiagnosticSeverity.Warning),
     ]
+
+
+PULL_URI = "file:///tmp/pulled.prose"
+
+
+@pytest_lsp.fixture(
+    scope="module",
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "openprose.lsp"]),
+)
+async def pulling_client(lsp_client: LanguageClient) -> AsyncIterator[LanguageClient]:
+    capabilities = types.ClientCapabilities(
+        text_document=types.TextDocumentClientCapabilities(
+            diagnostic=types.DiagnosticClientCapabilities()
+        ),
+        workspace=types.WorkspaceClientCapabilities(
+            diagnostics=types.DiagnosticWorkspaceClientCapabilities(refresh_support=True)
+        ),
+    )
+    await lsp_client.initialize_session(types.InitializeParams(capabilities=capabilities))
+    yield lsp_client
+    await lsp_client.shutdown_session()
+
+
+async def test_a_configuration_change_asks_a_pulling_client_to_pull_again(
+    pulling_client: LanguageClient,
+) -> None:
+    async def refreshed() -> None:
+        # pytest-lsp answers workspace/diagnostic/refresh itself and counts the requests.
+        while pulling_client.diagnostic_refresh_count == 0:
+            await asyncio.sleep(0.01)
+
+    async def pull() -> list[tuple[str, types.DiagnosticSeverity | None]]:
+        report = await pulling_client.text_document_diagnostic_async(
+            types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(PULL_URI))
+        )
+        assert isinstance(report, types.RelatedFullDocumentDiagnosticReport)
+        return sorted((str(d.code), d.severity) for d in report.items)
+
+    pulling_client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=PULL_URI, language_id="prose", version=1, text=TEXT
+            )
+        )
+    )
+    assert await pull() == [
+        ("W001", types.DiagnosticSeverity.Warning),
+        ("W031", types.DiagnosticSeverity.Warning),
+    ]
+    assert pulling_client.diagnostic_refresh_count == 0
+    pulling_client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"prose": {"severity": {"W001": "error"}}})
+    )
+    await asyncio.wait_for(refreshed(), 10)
+    assert await pull() == [
+        ("W001", types.DiagnosticSeverity.Error),
+        ("W031", types.DiagnosticSeverity.Warning),
+    ]

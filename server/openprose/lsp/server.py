@@ -115,6 +115,19 @@ class ProseLanguageServer(LanguageServer):
         positions = self.positions(doc)
         return [convert.diagnostic(d, positions, doc.uri) for d in found]
 
+    def rules_changed(self) -> None:
+        """The settings that choose the rules changed: every open document's diagnostics may
+        have. A pulling client keeps its last results until told to ask again."""
+        if not self.pulls_diagnostics:
+            for doc in self.documents.all():
+                self.publish(doc)
+            return
+        capabilities = self.client_capabilities
+        workspace = capabilities.workspace if capabilities else None
+        diagnostics = workspace.diagnostics if workspace else None
+        if diagnostics and diagnostics.refresh_support:
+            self.workspace_diagnostic_refresh(None)
+
     def clear(self, uri: str) -> None:
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=[], version=None)
@@ -239,8 +252,7 @@ async def did_change_configuration(
         ls.settings.update(settings["prose"])
     else:
         await _refresh_settings(ls)
-    for doc in ls.documents.all():
-        ls.publish(doc)
+    ls.rules_changed()
 
 
 # ---------------------------------------------------------------- synchronisation
