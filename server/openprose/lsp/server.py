@@ -760,6 +760,12 @@ def run_program(ls: ProseLanguageServer, arguments: list[Any] | None = None) -> 
     return ls.runner(uri)
 
 
+def _not_a_late_cancel(record: logging.LogRecord) -> bool:
+    """Editors cancel requests whose answers are already on the way (VS Code does it on most
+    keystrokes); pygls warns about each one, which fills the user's output channel with noise."""
+    return not str(record.msg).startswith("Cancel notification for unknown message id")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="prose-ls", description="OpenProse language server")
     parser.add_argument("--version", action="version", version=f"prose-ls {__version__}")
@@ -774,6 +780,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--log-level", default="WARNING", help="logging level (stderr)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=getattr(logging, str(args.log_level).upper(), logging.WARNING))
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(_not_a_late_cancel)
     if args.tcp:
         host, _, port = args.tcp.rpartition(":")
         server.start_tcp(host or "127.0.0.1", int(port))
