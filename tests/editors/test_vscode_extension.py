@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import pytest
+from editor_tools import unavailable
 
 ROOT = Path(__file__).resolve().parents[2]
 EXTENSION = ROOT / "vscode-extension"
@@ -35,13 +36,13 @@ def npm(*args: str, timeout: float = 600) -> str:
     executable = shutil.which("npm")
     node = shutil.which("node")
     if executable is None or node is None:
-        pytest.fail(f"Node.js 20 or later and npm are needed; then {SETUP}")
+        unavailable(f"Node.js 20 or later and npm are needed; then {SETUP}")
     version = subprocess.run([node, "--version"], capture_output=True, text=True).stdout.strip()
     major = re.match(r"v(\d+)\.", version)
     if not major or int(major[1]) < NODE_MAJOR:
-        pytest.fail(f"Node.js {NODE_MAJOR} or later is needed (vsce 3), not {version or node}")
+        unavailable(f"Node.js {NODE_MAJOR} or later is needed (vsce 3), not {version or node}")
     if not (EXTENSION / "node_modules").is_dir():
-        pytest.fail(f"vscode-extension/node_modules is missing: {SETUP}")
+        unavailable(f"vscode-extension/node_modules is missing: {SETUP}")
     result = subprocess.run(
         [executable, *args],
         cwd=EXTENSION,
