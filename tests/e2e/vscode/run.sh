@@ -108,7 +108,8 @@ curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null \
 log "code-server listening on 127.0.0.1:$PORT"
 
 FOLDER=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1]))' "$WS")
-CS_URL="http://127.0.0.1:$PORT/?folder=$FOLDER" WORKSPACE=$WS E2E_OUT=$ART \
+# TMPDIR: the browser profile lives under $RUN too, so it goes even if the driver is killed.
+CS_URL="http://127.0.0.1:$PORT/?folder=$FOLDER" WORKSPACE=$WS E2E_OUT=$ART TMPDIR=$RUN \
   setsid "$NODE" "$HERE/driver.js" &
 DRIVER_PGID=$!
 wait "$DRIVER_PGID"; STATUS=$?
