@@ -60,6 +60,25 @@ async def test_initialization_options_and_configuration_changes(client: Language
     ]
 
 
+async def test_rejected_settings_are_shown_to_the_user_and_change_nothing(
+    client: LanguageClient,
+) -> None:
+    # Follows the test above: W001 is an error, and URI is open.
+    shown = len(client.messages)
+    waiter = asyncio.ensure_future(published(client))
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"prose": {"ignore": ["E001", "W001"]}})
+    )
+    diagnostics = await waiter
+    assert sorted((d.code, d.severity) for d in diagnostics) == [
+        ("W001", types.DiagnosticSeverity.Error),
+        ("W031", types.DiagnosticSeverity.Warning),
+    ]
+    [message] = client.messages[shown:]
+    assert message.type == types.MessageType.Warning
+    assert "E001" in message.message and "not applied" in message.message
+
+
 PULL_URI = "file:///tmp/pulled.prose"
 
 

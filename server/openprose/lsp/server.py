@@ -221,6 +221,7 @@ def initialized(ls: ProseLanguageServer, params: types.InitializedParams) -> Non
 
 async def _after_initialized(ls: ProseLanguageServer) -> None:
     await _refresh_settings(ls)
+    _tell_settings_problems(ls)
     try:
         await ls.index_workspace()
     except Exception:
@@ -252,7 +253,18 @@ async def did_change_configuration(
         ls.settings.update(settings["prose"])
     else:
         await _refresh_settings(ls)
+    _tell_settings_problems(ls)
     ls.rules_changed()
+
+
+def _tell_settings_problems(ls: ProseLanguageServer) -> None:
+    """A rejected setting is shown to the user, not only logged: otherwise the rules would
+    silently differ from what they configured."""
+    for problem in ls.settings.problems:
+        ls.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Warning, message=problem)
+        )
+    ls.settings.problems.clear()
 
 
 # ---------------------------------------------------------------- synchronisation

@@ -28,6 +28,8 @@ class Settings:
         self.format_enabled = True
         self.client_config: Config | None = None
         self._finder = ConfigFinder()
+        # Why the last settings from the editor were rejected, until the user has been told.
+        self.problems: list[str] = []
 
     def update(self, values: dict[str, Any]) -> None:
         """Apply settings from the client; a bad value is logged and ignored."""
@@ -36,6 +38,10 @@ class Settings:
             self.client_config = config_from_table("editor settings", rules) if rules else None
         except ConfigError as error:
             log.warning("ignoring invalid editor settings: %s", error)
+            self.problems.append(
+                f"OpenProse: the rule settings were not applied ({error}); "
+                "the previous ones stay in force."
+            )
         fmt = values.get("format")
         if isinstance(fmt, dict) and isinstance(fmt.get("enable"), bool):
             self.format_enabled = fmt["enable"]
