@@ -70,7 +70,8 @@ def test_directive_after_other_comment_text() -> None:
     # Not a directive: the marker must follow a `#`.
     assert len(found(f"{ASSIGN}  # see prose: ignore[E044]\n")) == 2
     assert len(found(f"{ASSIGN}  # prose: ignored\n")) == 2
-    assert len(found(f"{ASSIGN}  # prose: ignore[]\n")) == 2  # an empty list names nothing
+    # An empty list names nothing (and says so: W036).
+    assert found(f"{ASSIGN}  # prose: ignore[]\n") == [("E043", 1), ("E044", 1), ("W036", 1)]
 
 
 def test_multi_line_string_is_suppressed_where_it_ends() -> None:
@@ -86,22 +87,23 @@ def test_file_level_ignore() -> None:
 
 
 def test_file_level_ignore_only_before_the_first_statement() -> None:
+    # Too late to count, and reported as having no effect (W036).
     text = f"{ASSIGN}\n# prose: ignore-file[W015]\n{SHADOW}"
-    assert found(text) == [("E043", 1), ("E044", 1), ("W015", 4)]
+    assert found(text) == [("E043", 1), ("E044", 1), ("W036", 2), ("W015", 4)]
     text = f"{ASSIGN}  # prose: ignore-file[E043]\n"
-    assert found(text) == [("E043", 1), ("E044", 1)]
+    assert found(text) == [("E043", 1), ("E044", 1), ("W036", 1)]
 
 
 def test_syntax_errors_are_never_suppressed() -> None:
     assert found('session "Hello  # prose: ignore[E001]\n') == [("E001", 1)]
     assert found('session "a" $  # prose: ignore\n') == [("E042", 1)]
     text = 'let draft = session "a"\nsession "Hi"\n  context: [draft  # prose: ignore[E030]\n'
-    assert found(text) == [("E030", 3)]
+    assert found(text) == [("E030", 3), ("W036", 3)]  # W036: naming a syntax error
     assert found('# prose: ignore-file\nsession "Hello\n') == [("E001", 2)]
 
 
-def test_unknown_codes_in_a_comment_are_ignored() -> None:
-    assert found(f"{ASSIGN}  # prose: ignore[W999, E044]\n") == [("E043", 1)]
+def test_unknown_codes_in_a_comment_suppress_nothing_and_are_reported() -> None:
+    assert found(f"{ASSIGN}  # prose: ignore[W999, E044]\n") == [("E043", 1), ("W036", 1)]
 
 
 def test_crlf_line_endings() -> None:
@@ -137,3 +139,56 @@ def test_cli_honours_suppressions(tmp_path: Path) -> None:
     assert result.stdout.splitlines() == [
         "p.prose:3:9: warning[W015] parameter `topic` shadows an outer variable"
     ]
+
+
+def problems(text: str, config: Config | None = None) -> list[tuple[int, str, str]]:
+    """The W036 reports: (line, the text under the range, message)."""
+    lines = text.split("\n")
+    return [
+        (d.start[0], lines[d.start[0] - 1][d.start[1] : d.end[1]], d.message)
+        for d in check_text(text, None, config)
+        if d.code == "W036"
+    ]
+
+
+def test_unknown_codes_and_syntax_codes_in_a_directive_are_reported_where_they_stand() -> None:
+    text = f"{ASSIGN}  # prose: ignore[E043, E44, E001,]\n"
+    assert problems(text) == [
+        (1, "E44", "unknown code `E44` in a suppression comment"),
+        (1, "E001", "`E001` is a syntax error, and syntax errors cannot be suppressed"),
+    ]
+    # The known code still works, and the mistyped one suppresses nothing.
+    assert [c for c, _ in found(text) if c != "W036"] == ["E044"]
+
+
+def test_a_prefix_is_not_a_code_in_a_directive() -> None:
+    assert problems(f"{ASSIGN}  # prose: ignore[E04]\n") == [
+        (1, "E04", "unknown code `E04` in a suppression comment")
+    ]
+
+
+def test_an_empty_list_and_a_late_ignore_file_are_reported() -> None:
+    text = f'session "a"\n{ASSIGN}  # prose: ignore[]\n# prose: ignore-file[W015]\n'
+    assert [(line, under) for line, under, _ in problems(text)] == [
+        (2, "# prose: ignore[]"),
+        (3, "# prose: ignore-file[W015]"),
+    ]
+
+
+def test_directives_that_work_are_not_reported() -> None:
+    text = f"# prose: ignore-file[W015]\n{ASSIGN}  # prose: ignore[E043, E044]\n{SHADOW}"
+    assert found(text) == []
+    assert problems(f"{ASSIGN}  # prose: ignore\n") == []
+
+
+def test_w036_follows_the_configuration_and_can_itself_be_suppressed() -> None:
+    text = f"{ASSIGN}  # prose: ignore[E043, E044, W999]\n"
+    assert found(text) == [("W036", 1)]
+    assert found(text, config_from_table("test", {"ignore": ["W036"]})) == []
+    assert found(f"{ASSIGN}  # prose: ignore[E043, E044, W999, W036]\n") == []
+
+
+def test_a_directive_after_code_on_a_line_with_wide_characters() -> None:
+    # Columns count code points, as every other range does.
+    text = 'session "café ☕"  # prose: ignore[W0001]\n'
+    assert problems(text) == [(1, "W0001", "unknown code `W0001` in a suppression comment")]

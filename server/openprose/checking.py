@@ -56,11 +56,17 @@ def check_context(
 def finish(
     diagnostics: list[Diagnostic], module: Any, config: Config | None, text: str | None
 ) -> list[Diagnostic]:
-    """Selection, then severity overrides, then suppression comments (README, "Configuration")."""
-    from openprose.suppressions import apply_suppressions
+    """Selection, then severity overrides, then suppression comments (README, "Configuration").
+    Suppression comments that have no effect are reported too (W036), under the same
+    selection."""
+    from openprose.suppressions import apply_suppressions, find_suppressions
 
+    suppressions = None
+    if text is None or "prose:" in text:
+        suppressions = find_suppressions(module)
+        diagnostics = diagnostics + suppressions.problems
     if config is not None:
         diagnostics = config.apply(diagnostics)
-    if text is None or "prose:" in text:
-        diagnostics = apply_suppressions(diagnostics, module)
+    if suppressions is not None:
+        diagnostics = apply_suppressions(diagnostics, suppressions)
     return sorted(diagnostics, key=Diagnostic.sort_key)

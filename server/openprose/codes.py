@@ -136,6 +136,7 @@ _CODES = [
     Code("I001", "Program contract not verified offline", Severity.INFORMATION),
     Code("W035", "Recursion without a base case", _W),
     Code("E073", "Import not at the top level", _E),
+    Code("W036", "Suppression comment has no effect", _W),
 ]
 
 CODES: dict[str, Code] = {c.code: c for c in _CODES}

@@ -9,8 +9,10 @@
   follow the other lines).
 
 Only same-line comments count: a comment alone on its line applies to that line, which has
-no statement. Syntax errors (``config.SYNTAX_CODES``) are never suppressed. Codes that do not
-exist are ignored (a suppression cannot hide a diagnostic that cannot be reported).
+no statement. Syntax errors (``config.SYNTAX_CODES``) are never suppressed.
+
+A directive that cannot do what it says is reported as W036: a code that does not exist, a
+syntax error's code, an empty ``[]`` list, an ``ignore-file`` after the first statement.
 
 Comments are read from the prefixes of the tree's leaves, so a ``#`` inside a string is
 never taken for one.
@@ -23,6 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from openprose.codes import CODES, severity_of
 from openprose.config import SYNTAX_CODES
 from openprose.diagnostics import Diagnostic
 from openprose.syntax.tree import Newline, iter_leaves
@@ -43,6 +46,8 @@ class Suppressions:
     file: set[str] | None = field(default_factory=set)  # None: all codes
     # A line inside a multi-line string -> the line where the string ends.
     continued: dict[int, int] = field(default_factory=dict)
+    # W036: directives, or codes in them, that have no effect.
+    problems: list[Diagnostic] = field(default_factory=list)
 
     def suppresses(self, diagnostic: Diagnostic) -> bool:
         code = diagnostic.code
@@ -69,7 +74,7 @@ class Suppressions:
 
 
 def find_suppressions(module: Any) -> Suppressions:
-    """Every suppression comment in a parsed module."""
+    """Every suppression comment in a parsed module, and those that have no effect."""
     found = Suppressions()
     first = True
     for leaf in iter_leaves(module):
@@ -77,12 +82,27 @@ def find_suppressions(module: Any) -> Suppressions:
         if "#" in prefix:
             lines = _LINE_BREAK.split(prefix)
             first_line = leaf.line - (len(lines) - 1)
+            first_column = leaf.get_start_pos_of_prefix()[1]
             for offset, text in enumerate(lines):
-                for kind, codes in _directives(text):
+                line = first_line + offset
+                column = first_column if offset == 0 else 0
+                for match in _DIRECTIVE.finditer(text):
+                    kind, codes = _directive(match)
                     if kind == "ignore":
-                        found.add(first_line + offset, codes)
+                        found.add(line, codes)
                     elif first:
                         found.add(None, codes)
+                    else:
+                        found.problems.append(
+                            _problem(
+                                "`prose: ignore-file` counts only among the comments before the "
+                                "first statement; here it has no effect",
+                                line,
+                                column + match.start(),
+                                column + match.end(),
+                            )
+                        )
+                    found.problems.extend(_code_problems(match, line, column))
         first = False
         end_line = leaf.end_pos[0]
         if end_line > leaf.line and not isinstance(leaf, Newline):
@@ -91,16 +111,46 @@ def find_suppressions(module: Any) -> Suppressions:
     return found
 
 
-def apply_suppressions(diagnostics: list[Diagnostic], module: Any) -> list[Diagnostic]:
-    """``diagnostics`` without those a suppression comment in ``module`` silences."""
-    if all(d.code in SYNTAX_CODES for d in diagnostics):
-        return diagnostics  # nothing a comment could suppress: skip reading the tree
-    suppressions = find_suppressions(module)
+def apply_suppressions(
+    diagnostics: list[Diagnostic], suppressions: Suppressions
+) -> list[Diagnostic]:
+    """``diagnostics`` without those a suppression comment silences."""
     return [d for d in diagnostics if not suppressions.suppresses(d)]
 
 
-def _directives(text: str) -> Iterator[tuple[str, set[str] | None]]:
-    for match in _DIRECTIVE.finditer(text):
-        listed = match.group("codes")
-        codes = None if listed is None else {c.strip() for c in listed.split(",") if c.strip()}
-        yield match.group("kind"), codes
+def _directive(match: re.Match[str]) -> tuple[str, set[str] | None]:
+    listed = match.group("codes")
+    codes = None if listed is None else {c.strip() for c in listed.split(",") if c.strip()}
+    return match.group("kind"), codes
+
+
+_CODE_TEXT = re.compile(r"[^,\s]+")
+
+
+def _code_problems(match: re.Match[str], line: int, column: int) -> Iterator[Diagnostic]:
+    listed = match.group("codes")
+    if listed is None:
+        return
+    base = column + match.start("codes")
+    if not listed.strip():
+        yield _problem(
+            "an empty code list suppresses nothing: name codes, or leave out the brackets "
+            "to suppress every code",
+            line,
+            column + match.start(),
+            column + match.end(),
+        )
+        return
+    for code in _CODE_TEXT.finditer(listed):
+        name = code.group()
+        if name in SYNTAX_CODES:
+            message = f"`{name}` is a syntax error, and syntax errors cannot be suppressed"
+        elif name not in CODES:
+            message = f"unknown code `{name}` in a suppression comment"
+        else:
+            continue
+        yield _problem(message, line, base + code.start(), base + code.end())
+
+
+def _problem(message: str, line: int, start: int, end: int) -> Diagnostic:
+    return Diagnostic("W036", message, severity_of("W036"), (line, start), (line, end))
