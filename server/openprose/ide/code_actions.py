@@ -22,6 +22,8 @@ from typing import Any
 
 from openprose.analysis.model import Kind, Reference
 from openprose.analysis.rules.properties import AGENT_PROPERTIES, MODELS, SESSION_PROPERTIES
+from openprose.codes import CODES
+from openprose.config import SYNTAX_CODES
 from openprose.diagnostics import Diagnostic
 from openprose.format import TextEdit
 from openprose.ide.analysis import Analysis, to_pos
@@ -38,6 +40,7 @@ _CUTOFF = 0.6
 _MAX_SUGGESTIONS = 3
 _LOOP_LIMIT = 10
 _UNDEFINED_VARIABLE = ("E043", "E044", "E045", "E061", "W034")
+_SUPPRESSIBLE = sorted(set(CODES) - SYNTAX_CODES)
 _LOOP_MODIFIERS = ("max",)
 _PARALLEL_MODIFIERS = ("on-fail", "count")
 
@@ -267,6 +270,8 @@ class _Fixer:
         self._indent: str | None = None
 
     def fixes(self, diagnostic: Diagnostic) -> list[_Fix]:
+        if diagnostic.code == "W036":  # in a comment: there is no leaf to start from
+            return _useless_suppression(self, diagnostic)
         handler = _HANDLERS.get(diagnostic.code)
         if handler is None:
             return []
@@ -771,6 +776,93 @@ def _legacy_import(fixer: _Fixer, diagnostic: Diagnostic, leaf: Any) -> list[_Fi
     path = f"@{match.group(1)}/{skill}"
     edit = _edit(leaf.start_pos, source.end_pos, f'use "{path}"')
     return [_quickfix(f'Rewrite as `use "{path}"`', [edit], "W027", preferred=True)]
+
+
+# W036 ------------------------------------------------------------------------------
+
+
+def _useless_suppression(fixer: _Fixer, diagnostic: Diagnostic) -> list[_Fix]:
+    """For a code that does nothing: change it to a code reported on that line, or remove
+    it; for a directive that does nothing: remove the directive."""
+    from openprose.suppressions import find_suppressions
+
+    if diagnostic not in find_suppressions(fixer.module).problems:
+        return []  # the client's diagnostic is from an older text
+    line, start = diagnostic.start
+    end = diagnostic.end[1]
+    text = fixer.analysis.lines[line - 1]
+    row = line - 1
+    last = line == len(fixer.analysis.lines)
+    opening = text.rfind("[", 0, start)
+    closing = text.find("]", end)
+    inside_list = opening != -1 and closing != -1 and text.rfind("#", 0, start) < opening
+    if not inside_list or text[start:end].startswith("#"):
+        return [
+            _quickfix(
+                "Remove the suppression comment",
+                [_remove_directive(text, row, start, end, last)],
+                "W036",
+            )
+        ]
+    word = text[start:end]
+    listed = [c.strip() for c in text[opening + 1 : closing].split(",") if c.strip()]
+    fixes: list[_Fix] = []
+    on_line = sorted(
+        {
+            d.code
+            for d in fixer.analysis.diagnostics
+            if d.start[0] == line and d.code != "W036" and d.code not in listed
+        }
+    )
+    candidates = on_line or _close_codes(word, listed)
+    for code in candidates:
+        fixes.append(
+            _quickfix(
+                f"Change to `{code}`",
+                [TextEdit((row, start), (row, end), code)],
+                "W036",
+                preferred=len(candidates) == 1 and bool(on_line),
+            )
+        )
+    if len(listed) == 1:
+        directive_start = text.rfind("#", 0, opening)
+        removal = _remove_directive(text, row, directive_start, closing + 1, last)
+    else:
+        # The code and the separator after it (or before it, for the last one).
+        after = re.match(r"\s*,\s*", text[end:closing])
+        if after:
+            removal = TextEdit((row, start), (row, end + after.end()), "")
+        else:
+            before = re.search(r",\s*$", text[opening + 1 : start])
+            cut = opening + 1 + before.start() if before else start
+            removal = TextEdit((row, cut), (row, end), "")
+    fixes.append(_quickfix(f"Remove `{word}` from the suppression comment", [removal], "W036"))
+    return fixes
+
+
+def _close_codes(word: str, listed: list[str]) -> list[str]:
+    """Codes one keystroke from ``word`` (a look-alike letter, or one character off)."""
+    options = [c for c in _SUPPRESSIBLE if c not in listed]
+    plain = word.upper().translate(str.maketrans("OLI", "011"))
+    if plain in options:
+        return [plain]
+    return [
+        c
+        for c in options
+        if len(c) == len(plain) and sum(a != b for a, b in zip(c, plain, strict=True)) == 1
+    ][:_MAX_SUGGESTIONS]
+
+
+def _remove_directive(text: str, row: int, start: int, end: int, last: bool) -> TextEdit:
+    """Delete a directive and the blanks before it; a line holding nothing else goes whole."""
+    before = text[:start]
+    if not before.strip() and not text[end:].strip():
+        return (
+            TextEdit((row, 0), (row + 1, 0), "")
+            if not last
+            else TextEdit((row, 0), (row, len(text)), "")
+        )
+    return TextEdit((row, len(before.rstrip())), (row, end), "")
 
 
 _Handler = Callable[[_Fixer, Diagnostic, Any], list[_Fix]]
