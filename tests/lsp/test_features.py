@@ -127,6 +127,23 @@ async def test_completion_of_properties_and_models(session: Session) -> None:
     assert {"sonnet", "opus", "haiku"} <= labels
 
 
+async def test_completion_of_use_paths(session: Session) -> None:
+    for line, expected in [
+        ('use "§"', {("library.prose", "File"), ("tools/", "Folder")}),
+        ('use "./tools/§"', {("helpers.prose", "File")}),
+    ]:
+        text, position = session.at(line + "\n")
+        uri, _ = await session.open(text)
+        result = await session.client.text_document_completion_async(
+            types.CompletionParams(text_document=session.doc(uri), position=position)
+        )
+        found = {
+            (item.label, types.CompletionItemKind(item.kind).name if item.kind else "")
+            for item in (result.items if result else [])
+        }
+        assert found == expected
+
+
 async def test_hover_on_an_agent(session: Session) -> None:
     uri, _ = await session.open(PROGRAM)
     hover = await session.client.text_document_hover_async(

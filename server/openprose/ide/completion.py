@@ -1010,6 +1010,9 @@ def _in_string(cursor: Cursor, string: t.String, items: _Items) -> None:
             label = f'"{policy}"'
             items.add(label, "value", "on-fail", _VALUE_DOCS[policy], replace=whole)
         return
+    if one_line and isinstance(parent, t.UseStatement) and parent.path is string:
+        _use_paths(cursor, string, items)
+        return
     # An interpolation being typed: `{` then part of a name, on the cursor's line.
     start = 0
     if string.start_pos[0] - 1 == cursor.line:
@@ -1032,6 +1035,54 @@ def _in_string(cursor: Cursor, string: t.String, items: _Items) -> None:
     closed = cursor.text[cursor.word_end : cursor.word_end + 1] == "}"
     for symbol in visible_symbols(cursor, cursor.word):
         _variable_item(cursor, symbol, items, group=0, suffix="" if closed else "}")
+
+
+# Enough for any real directory listing, few enough that a huge one stays quick.
+_MAX_PATH_ITEMS = 200
+
+
+def _use_paths(cursor: Cursor, string: t.String, items: _Items) -> None:
+    """Local programs for `use "...`: the folders and `.prose` files beside the document
+    (or in the folder typed so far), relative to it."""
+    importer = cursor.analysis.path
+    if importer is None:
+        return  # unsaved: nothing to be relative to
+    start = string.start_pos[1] + string.quote_length
+    typed = cursor.text[start : cursor.character]
+    if typed.startswith(("@", "http:", "https:")) or "\\" in typed:
+        return
+    folder_text, slash, name = typed.rpartition("/")
+    folder = Path(folder_text).expanduser() if folder_text.startswith("~") else Path(folder_text)
+    if not folder.is_absolute():
+        folder = importer.parent / folder
+    if slash and not folder_text:
+        folder = Path("/")
+    segment_start = start + len(typed) - len(name)
+    segment_end = cursor.character
+    while segment_end < len(cursor.text) and cursor.text[segment_end] not in '"/':
+        segment_end += 1
+    replace = Range((cursor.line, segment_start), (cursor.line, segment_end))
+    try:
+        entries = sorted(folder.iterdir(), key=lambda entry: entry.name)[: _MAX_PATH_ITEMS * 5]
+    except OSError:
+        return
+    items.needle = name.lower()
+    count = 0
+    for entry in entries:
+        if entry.name.startswith(".") or count >= _MAX_PATH_ITEMS:
+            continue
+        try:
+            is_dir = entry.is_dir()
+            is_program = not is_dir and entry.suffix == ".prose" and entry.is_file()
+        except OSError:
+            continue
+        if is_dir:
+            items.add(entry.name + "/", "folder", "folder", replace=replace, group=1)
+        elif is_program and entry.resolve() != importer.resolve():
+            items.add(entry.name, "file", "program", replace=replace, group=0)
+        else:
+            continue
+        count += 1
 
 
 # --------------------------------------------------------------------------- names

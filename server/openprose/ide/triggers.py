@@ -3,5 +3,5 @@
 Kept apart from the feature modules so the language server can advertise them without
 importing those modules at start-up."""
 
-COMPLETION_TRIGGERS = (":", " ", "{", "(", "|", ",", "[", ".")
+COMPLETION_TRIGGERS = (":", " ", "{", "(", "|", ",", "[", ".", "/", '"')
 SIGNATURE_TRIGGERS = ("(", ",")

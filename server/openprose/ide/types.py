@@ -30,7 +30,8 @@ class Location:
 @dataclass(frozen=True, slots=True)
 class CompletionItem:
     label: str
-    # agent, block, variable, parameter, property, value, keyword, snippet, program, input
+    # agent, block, variable, parameter, property, value, keyword, snippet, program, input,
+    # file, folder
     kind: str
     detail: str = ""
     documentation: str = ""  # markdown

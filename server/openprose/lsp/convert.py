@@ -41,6 +41,8 @@ COMPLETION_KIND = {
     "snippet": types.CompletionItemKind.Snippet,
     "program": types.CompletionItemKind.Module,
     "input": types.CompletionItemKind.Field,
+    "file": types.CompletionItemKind.File,
+    "folder": types.CompletionItemKind.Folder,
 }
 SYMBOL_KIND = {
     "agent": types.SymbolKind.Class,
