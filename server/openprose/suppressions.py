@@ -32,7 +32,7 @@ from openprose.syntax.tree import Newline, iter_leaves
 
 # `#`, then `prose: ignore` or `prose: ignore-file`, then optionally `[CODE, ...]`. Searched
 # anywhere in a comment, so `# why it is fine  # prose: ignore[W015]` works too.
-_DIRECTIVE = re.compile(
+DIRECTIVE = re.compile(
     r"#[ \t]*prose:[ \t]*(?P<kind>ignore-file|ignore)(?![\w-])(?:\[(?P<codes>[^\]]*)\])?"
 )
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -86,7 +86,7 @@ def find_suppressions(module: Any) -> Suppressions:
             for offset, text in enumerate(lines):
                 line = first_line + offset
                 column = first_column if offset == 0 else 0
-                for match in _DIRECTIVE.finditer(text):
+                for match in DIRECTIVE.finditer(text):
                     kind, codes = _directive(match)
                     if kind == "ignore":
                         found.add(line, codes)

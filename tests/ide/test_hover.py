@@ -418,3 +418,25 @@ def test_unicode_before_the_cursor() -> None:
     assert found is not None
     assert found.contents.startswith("**agent** `a`")
     assert found.range == Range((2, 33), (2, 34))
+
+
+# --------------------------------------------------------------------------- suppression codes
+
+
+def test_a_code_in_a_suppression_comment() -> None:
+    found = at('let a = session "x"\nblock b(a):  # prose: ignore[E044, W0‸15]\n  session "{a}"\n')
+    assert found is not None
+    assert found.contents == (
+        "**W015**: Parameter shadows outer variable\n\nDefault severity: warning."
+    )
+    assert found.range == Range((1, 35), (1, 39))
+
+
+def test_a_syntax_code_in_a_suppression_comment_says_it_cannot_be_silenced() -> None:
+    assert "cannot silence it" in contents('session "a"  # prose: ignore[E0‸01]\n')
+
+
+def test_no_hover_on_unknown_codes_other_comments_or_strings() -> None:
+    assert at('session "a"  # prose: ignore[W9‸99]\n') is None
+    assert at('session "a"  # see [W0‸15]\n') is None
+    assert at('session "# prose: ignore[W0‸15]"\n') is None

@@ -11,13 +11,15 @@
 - an imported program (its alias, a call, or the `use` path): where it comes from and its
   contract (inputs with their descriptions, outputs), when it can be read offline;
 - an input or output of an imported program (`research(topic: ...)`, `result.findings`);
-- a `**...**` condition: a note on discretion conditions.
+- a `**...**` condition: a note on discretion conditions;
+- a code in a suppression comment (`# prose: ignore[W015]`): the rule's title and severity.
 
-Whitespace, comments and plain string text get no hover.
+Whitespace, other comments and plain string text get no hover.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from openprose.analysis.model import Kind, Symbol, import_alias
@@ -40,6 +42,9 @@ _SHORT = 72  # longest inline excerpt of a prompt or expression
 
 
 def hover(analysis: Analysis, position: Pos) -> Hover | None:
+    suppressed = _suppression_code(analysis, position)
+    if suppressed is not None:
+        return suppressed
     found = find(analysis, position)
     if found is None:
         return None
@@ -52,6 +57,41 @@ def hover(analysis: Analysis, position: Pos) -> Hover | None:
 
 class _Nothing(Exception):
     pass
+
+
+_CODE_TEXT = re.compile(r"[^,\s]+")
+
+
+def _suppression_code(analysis: Analysis, position: Pos) -> Hover | None:
+    """The rule a code in a suppression comment names, when the cursor is on one."""
+    from openprose.codes import CODES
+    from openprose.config import SYNTAX_CODES
+    from openprose.suppressions import DIRECTIVE
+
+    line, character = position
+    if not 0 <= line < len(analysis.lines):
+        return None
+    text = analysis.lines[line]
+    if "prose:" not in text:
+        return None
+    leaf = analysis.leaf_at(position)
+    if leaf is None or leaf.start_pos <= (line + 1, character):
+        return None  # not in the whitespace and comments before a token
+    for match in DIRECTIVE.finditer(text):
+        listed = match.group("codes")
+        if listed is None or not match.start("codes") <= character <= match.end("codes"):
+            continue
+        for code in _CODE_TEXT.finditer(listed):
+            start, end = match.start("codes") + code.start(), match.start("codes") + code.end()
+            if start <= character <= end and code.group() in CODES:
+                entry = CODES[code.group()]
+                contents = (
+                    f"**{entry.code}**: {entry.title}\n\nDefault severity: {entry.severity.label}."
+                )
+                if entry.code in SYNTAX_CODES:
+                    contents += " A syntax error: suppression comments cannot silence it."
+                return Hover(contents, Range((line, start), (line, end)))
+    return None
 
 
 def _describe(analysis: Analysis, found: Found) -> tuple[str, Range]:
