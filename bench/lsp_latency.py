@@ -2,10 +2,9 @@
 
 Prints: time to the initialize response; keystroke (didChange) to published diagnostics with
 the debounce set to 0 ms (so the figure excludes the debounce delay); completion and hover
-round trips (p50, p95); the server's resident memory after opening the program and
-after the keystrokes.  Goals from
-the language-server issue, on 10,000 lines: completion and hover p95 <= 20 ms, keystroke to
-diagnostics p95 <= 50 ms, at most 80 MB resident.  Asserts nothing.
+round trips (p50, p95); the server's resident memory after opening the program and after the
+keystrokes.  Goals from the language-server issue, on 10,000 lines: completion and hover p95
+<= 20 ms, keystroke to diagnostics p95 <= 50 ms, at most 80 MB resident.  Asserts nothing.
 """
 
 from __future__ import annotations
