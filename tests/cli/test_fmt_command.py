@@ -99,6 +99,19 @@ def test_stdin_crlf_stays_crlf(tmp_path: Path) -> None:
     assert result.stdout == TIDY.replace("\n", "\r\n").encode()
 
 
+def test_stdin_keeps_its_byte_order_mark(tmp_path: Path) -> None:
+    for before, after in [(b"\xef\xbb\xbf", b"\xef\xbb\xbf"), (b"", b"")]:
+        result = subprocess.run(
+            [sys.executable, "-m", "openprose", "fmt", "-"],
+            cwd=tmp_path,
+            input=before + MESSY.encode(),
+            capture_output=True,
+            timeout=60,
+        )
+        assert result.returncode == 0, result.stderr
+        assert result.stdout == after + TIDY.encode()
+
+
 def test_stdin_already_formatted(prose: RunProse) -> None:
     result = prose("fmt", "-", stdin=TIDY)
     assert result.returncode == 0

@@ -9,7 +9,7 @@ import sys
 import tempfile
 from typing import TextIO
 
-from openprose.cli.sources import SourceError, SourceFile, discover, read_source
+from openprose.cli.sources import SourceError, SourceFile, discover, read_source_and_bom
 
 EXIT_OK = 0
 EXIT_WOULD_CHANGE = 1  # --check or --diff found a file to reformat, or a file was refused
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     reformatted = unchanged = 0
     for source in sources:
         try:
-            text = read_source(source)
+            text, bom = read_source_and_bom(source)
         except SourceError as error:
             print(f"prose: error: {error}", file=stderr)
             status = EXIT_TROUBLE
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                     _report(args, path, text, result.text, stdout)
                     status = max(status, EXIT_WOULD_CHANGE)
             else:
-                stdout.write(result.text)
+                stdout.write(("\ufeff" if bom else "") + result.text)  # as files keep theirs
             continue
         if not result.changed:
             unchanged += 1

@@ -85,6 +85,12 @@ def read_source(source: SourceFile) -> str:
     parser reports are positions in the file.  Raises SourceError, never anything else
     for an unreadable or undecodable file.
     """
+    return read_source_and_bom(source)[0]
+
+
+def read_source_and_bom(source: SourceFile) -> tuple[str, bool]:
+    """``read_source``, and whether the bytes began with a byte-order mark (standard input
+    cannot be read twice, so a caller that writes the text back asks here)."""
     try:
         if source.fs_path is None:
             data = sys.stdin.buffer.read()
@@ -93,7 +99,7 @@ def read_source(source: SourceFile) -> str:
                 data = stream.read()
     except OSError as error:
         raise SourceError(source.display_path, _reason(error)) from None
-    return decode_source(data, source.display_path)
+    return decode_source(data, source.display_path), data.startswith(codecs.BOM_UTF8)
 
 
 def decode_source(data: bytes, display_path: str) -> str:
