@@ -168,3 +168,10 @@ def test_persistent_agent_may_be_passed_as_context() -> None:
 
 def test_literals_are_not_variables() -> None:
     assert check_text('let flag = true\nlet nothing = null\nsession "{flag} {nothing}"\n') == []
+
+
+def test_an_unknown_pipe_operator_is_reported_once_not_again_as_an_undefined_item() -> None:
+    text = (
+        'let things = ["a"]\nlet out = things | mapp:\n  session "Handle it"\n    context: item\n'
+    )
+    assert [d.code for d in check_text(text)] == ["E039"]

@@ -476,7 +476,9 @@ class Binder:
         if params is not None:
             for name in params.names():
                 self.define(inner, Symbol(name.value, Kind.PIPELINE, name, stage))
-        elif op is not None and op.value in ("map", "filter", "pmap"):
+        elif op is not None and op.value != "reduce":
+            # map, filter, pmap; and an unknown operator (E039), so that its `item` is not
+            # reported again as undefined.
             self.define(inner, Symbol("item", Kind.PIPELINE, op, stage, implicit=True))
         self._walk(stage.body_statements(), inner, False)
         self._leave(inner)
