@@ -527,6 +527,52 @@ def test_cross_file_rename_refuses_collisions(project: Path) -> None:
     assert isinstance(found, RenameError) and "again" in found.message
 
 
+def test_renaming_an_input_in_the_imported_program_renames_it_in_its_callers(
+    project: Path,
+) -> None:
+    caller = write(project, CALLER)
+    other = write(
+        project.parent / "sub" / "other.prose", 'use "../lib" as l\nlet r = l(topic: "a")\n'
+    )
+    unrelated = write(project.parent / "plain.prose", 'session "topic: not a call"\n')
+    library = project.parent / "lib.prose"
+    analysis = analyze_document(LIBRARY, path=library)
+    importers = [caller, other, unrelated, library]
+    result = rename(analysis, at_word(LIBRARY, "topic"), "subject", importers)
+    assert not isinstance(result, RenameError), result
+    assert set(result) == {None, str(caller), str(other)}
+    assert apply(LIBRARY, result[None]) == LIBRARY.replace("topic", "subject")
+    assert apply(CALLER, result[str(caller)]) == CALLER.replace("topic:", "subject:")
+    assert (
+        apply(other.read_text(), result[str(other)])
+        == 'use "../lib" as l\nlet r = l(subject: "a")\n'
+    )
+    # Without the workspace's files, only this document changes.
+    assert set(rename(analysis, at_word(LIBRARY, "topic"), "subject")) == {None}
+
+
+def test_renaming_an_output_in_the_imported_program_renames_its_uses_in_callers(
+    project: Path,
+) -> None:
+    caller = write(project, CALLER)
+    library = project.parent / "lib.prose"
+    analysis = analyze_document(LIBRARY, path=library)
+    result = rename(analysis, at_word(LIBRARY, "findings"), "summary", [caller])
+    assert not isinstance(result, RenameError), result
+    assert apply(CALLER, result[str(caller)]) == CALLER.replace("findings", "summary")
+
+
+def test_renaming_in_the_imported_program_refuses_a_collision_in_a_caller(
+    project: Path,
+) -> None:
+    caller = write(project, CALLER.replace("let again = ", "let summary = "))
+    library = project.parent / "lib.prose"
+    analysis = analyze_document(LIBRARY, path=library)
+    found = rename(analysis, at_word(LIBRARY, "findings"), "summary", [caller])
+    assert isinstance(found, RenameError)
+    assert "main.prose" in found.message and "summary" in found.message
+
+
 def test_cross_file_rename_refuses_registry_and_unknown_programs(tmp_path: Path) -> None:
     write(tmp_path / ".prose" / "imports" / "acme--lib" / "program.prose", LIBRARY)
     source = CALLER.replace('"./lib.prose"', '"@acme/lib"')

@@ -25,10 +25,11 @@ Rename across files: the names a caller shares with a *local* program it imports
 (``use "./x.prose"``) are that program's inputs and outputs.  Renaming a keyword argument
 name renames the input in the imported file (its declaration and every use there) and the
 keyword arguments of every call to that program here; renaming ``result.findings`` (or a
-destructured ``findings``) renames the output there and every access to it here.  Only
-files that this document imports are edited: programs that import this document are not
-searched for, and an imported file is read from disk.  Registry programs (even a cached
-copy) are never edited, so their inputs and outputs cannot be renamed.
+destructured ``findings``) renames the output there and every access to it here.  The
+other way round, renaming an input or output where it is declared renames it in the
+callers among the program files the editor passes (the workspace's), found by their local
+``use`` paths.  Other files are read from disk.  Registry programs (even a cached copy) are
+never edited, so their inputs and outputs cannot be renamed.
 """
 
 from __future__ import annotations
@@ -36,13 +37,14 @@ from __future__ import annotations
 import gc
 import re
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from openprose.analysis.contracts import Kind as PathKind
 from openprose.analysis.contracts import Status
-from openprose.analysis.model import LITERALS, RESERVED_WORDS, Reference, Scope, Symbol
+from openprose.analysis.model import LITERALS, RESERVED_WORDS, Kind, Reference, Scope, Symbol
 from openprose.format import TextEdit
 from openprose.ide.analysis import Analysis, analyze_document, node_range, to_pos
 from openprose.ide.links import resolve_use
@@ -646,8 +648,11 @@ def _port_error(analysis: Analysis, port: Port) -> RenameError | None:
 
 
 def rename(
-    analysis: Analysis, position: Pos, new_name: str
+    analysis: Analysis, position: Pos, new_name: str, importers: Iterable[str | Path] = ()
 ) -> dict[str | None, list[TextEdit]] | RenameError:
+    """The edits of a rename, keyed by file (None: this document).  ``importers`` are the
+    program files that may import this one (the workspace's): renaming an input or output
+    renames it in those that do, too."""
     found = find(analysis, position)
     if found is None:
         return RenameError("nothing to rename here")
@@ -682,7 +687,15 @@ def rename(
     collision = _collision(analysis, key, new_name)
     if collision is not None:
         return collision
-    return {None: _edits(analysis, key, new_name)}
+    edits: dict[str | None, list[TextEdit]] = {None: _edits(analysis, key, new_name)}
+    if key[0] == "var":
+        symbols = index_of(analysis).symbols.get(key, [])
+        if symbols and symbols[0].kind in (Kind.INPUT, Kind.OUTPUT):
+            elsewhere = _importer_edits(analysis, symbols[0], new_name, importers)
+            if isinstance(elsewhere, RenameError):
+                return elsewhere
+            edits.update(elsewhere)
+    return edits
 
 
 def _invalid_name(name: str) -> RenameError | None:
@@ -827,7 +840,14 @@ def _rename_port(
     if collision is not None:
         return RenameError(f"in `{where}`: {collision.message}")
     edits_there = _edits(other, var_key(symbol), new_name)
+    here = _caller_edits(analysis, port, new_name)
+    if isinstance(here, RenameError):
+        return here
+    return {None: here, str(program.file): edits_there}
 
+
+def _caller_edits(analysis: Analysis, port: Port, new_name: str) -> list[TextEdit] | RenameError:
+    """The edits renaming ``port`` where ``analysis`` (a program importing it) names it."""
     here: list[TextEdit] = []
     renamed_keys: set[Key] = set()
     for found_range, key in port_occurrences(analysis, port):
@@ -851,7 +871,41 @@ def _rename_port(
             if collision is not None:
                 return collision
     here.sort(key=lambda e: e.start)
-    return {None: here, str(program.file): edits_there}
+    return here
+
+
+def _importer_edits(
+    analysis: Analysis, symbol: Symbol, new_name: str, importers: Iterable[str | Path]
+) -> dict[str | None, list[TextEdit]] | RenameError:
+    """Renaming an input or output of this program: the edits in the saved programs among
+    ``importers`` that import it by a local path and name it."""
+    if analysis.path is None:
+        return {}
+    kind = "input" if symbol.kind is Kind.INPUT else "output"
+    found: dict[str | None, list[TextEdit]] = {}
+    for candidate in importers:
+        file = Path(candidate)
+        if _same_file(file, analysis.path):
+            continue
+        caller = analysis_of_file(file)
+        if caller is None:
+            continue
+        for alias in caller.model.programs:
+            program = imported_program(caller, alias)
+            if program is None or program.file is None:
+                continue
+            if not _same_file(program.file, analysis.path):
+                continue
+            port = Port(kind, alias, symbol.name, Range((0, 0), (0, 0)))
+            edits = _caller_edits(caller, port, new_name)
+            if isinstance(edits, RenameError):
+                return RenameError(f"in `{file.name}`: {edits.message}")
+            if edits:
+                found.setdefault(str(file), []).extend(edits)
+    for path, edits in found.items():
+        # Two aliases of the same program give the same edits once each.
+        found[path] = sorted(set(edits), key=lambda e: e.start)
+    return found
 
 
 def _same_file(a: Path, b: Path) -> bool:

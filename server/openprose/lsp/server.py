@@ -469,7 +469,11 @@ def rename(ls: ProseLanguageServer, params: types.RenameParams) -> types.Workspa
         return None
     positions = ls.positions(doc)
     try:
-        found = do_rename(doc.analysis(), positions.from_client(params.position), params.new_name)
+        # The workspace's programs: renaming an input or output renames it in its callers.
+        importers = ls.workspace_index.paths() if ls.workspace_index is not None else []
+        found = do_rename(
+            doc.analysis(), positions.from_client(params.position), params.new_name, importers
+        )
     except Exception:
         log.exception("rename failed")
         return None
