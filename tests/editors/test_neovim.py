@@ -10,20 +10,16 @@ and under CI they fail.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
-import shutil
-import signal
 import site
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from editor_tools import unavailable
+from editor_tools import INDENTED, MISINDENTED, PROGRAM, editor, line_of, run_editor
 
 from openprose.format import format_module
 from openprose.syntax import parse
@@ -32,90 +28,11 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "research-brief.prose"
 DRIVER = Path(__file__).resolve().parent / "nvim" / "driver.lua"
 RUNTIME = ROOT / "editors" / "nvim"
-TIMEOUT_S = 90
-
-PROGRAM = '''\
-# A brief, drafted and reviewed.
-agent writer:
-    model: sonnet
-    prompt: "You write \\"plain\\" briefs"
-
-let draft = session: writer
-    prompt: "Write a draft"
-
-let summary = session: editor
-  prompt: """
-Summarise {draft} and keep the "open questions".
-"""
-  context: draft
-
-if **the summary is too long**:
-  summary = session: writer
-    prompt: "Shorten it"
-    context: summary
-'''
-
-MISINDENTED = """\
-agent a:
-model: opus
-    prompt: "x"
-let d = session: a
-prompt: "y"
-let e = session "z"
-if **c**:
-session "a"
-else:
-session "b"
-"""
-
-INDENTED = """\
-agent a:
-  model: opus
-  prompt: "x"
-let d = session: a
-  prompt: "y"
-let e = session "z"
-if **c**:
-  session "a"
-else:
-  session "b"
-"""
 
 
 def formatted(lines: list[str]) -> list[str]:
     text = "\n".join(lines) + "\n"
     return format_module(parse(text), text).text.rstrip("\n").split("\n")
-
-
-def editor(command: str, package: str) -> str:
-    found = shutil.which(command)
-    if found is None:
-        unavailable(f"`{command}` is not installed: apt-get install -y {package}")
-    return found
-
-
-def run_editor(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
-    """Runs an editor in its own process group; on timeout the whole group is killed."""
-    process = subprocess.Popen(
-        argv,
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        stdout, stderr = process.communicate(timeout=TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        stdout, stderr = process.communicate()
-        pytest.fail(f"{argv[0]} did not finish in {TIMEOUT_S} s\n{stdout}\n{stderr}")
-    finally:
-        with contextlib.suppress(ProcessLookupError):  # a server that outlived the editor
-            os.killpg(process.pid, signal.SIGKILL)
-    return subprocess.CompletedProcess(argv, process.returncode, stdout, stderr)
 
 
 @pytest.fixture(scope="module")
@@ -170,10 +87,6 @@ def step(run: dict[str, Any], name: str) -> Any:
     assert found is not None, f"step {name} did not run ({run['order']})"
     assert found["ok"], f"step {name} failed: {found['error']}"
     return found["value"]
-
-
-def line_of(prefix: str, text: str = PROGRAM) -> int:
-    return next(i for i, line in enumerate(text.split("\n")) if line.startswith(prefix))
 
 
 def test_filetype_and_buffer_settings(run: dict[str, Any]) -> None:
