@@ -119,19 +119,28 @@ def apply_suppressions(
 
 
 def _directive(match: re.Match[str]) -> tuple[str, set[str] | None]:
-    listed = match.group("codes")
-    codes = None if listed is None else {c.strip() for c in listed.split(",") if c.strip()}
-    return match.group("kind"), codes
+    if match.group("codes") is None:
+        return match.group("kind"), None
+    return match.group("kind"), {code for code, _, _ in listed_codes(match)}
 
 
 _CODE_TEXT = re.compile(r"[^,\s]+")
+
+
+def listed_codes(match: re.Match[str]) -> list[tuple[str, int, int]]:
+    """The codes in a ``DIRECTIVE`` match's ``[...]`` list, each with its start and end in
+    the text that was matched (none without a list)."""
+    listed = match.group("codes")
+    if listed is None:
+        return []
+    base = match.start("codes")
+    return [(m.group(), base + m.start(), base + m.end()) for m in _CODE_TEXT.finditer(listed)]
 
 
 def _code_problems(match: re.Match[str], line: int, column: int) -> Iterator[Diagnostic]:
     listed = match.group("codes")
     if listed is None:
         return
-    base = column + match.start("codes")
     if not listed.strip():
         yield _problem(
             "an empty code list suppresses nothing: name codes, or leave out the brackets "
@@ -141,15 +150,14 @@ def _code_problems(match: re.Match[str], line: int, column: int) -> Iterator[Dia
             column + match.end(),
         )
         return
-    for code in _CODE_TEXT.finditer(listed):
-        name = code.group()
+    for name, start, end in listed_codes(match):
         if name in SYNTAX_CODES:
             message = f"`{name}` is a syntax error, and syntax errors cannot be suppressed"
         elif name not in CODES:
             message = f"unknown code `{name}` in a suppression comment"
         else:
             continue
-        yield _problem(message, line, base + code.start(), base + code.end())
+        yield _problem(message, line, column + start, column + end)
 
 
 def _problem(message: str, line: int, start: int, end: int) -> Diagnostic:

@@ -784,7 +784,7 @@ def _legacy_import(fixer: _Fixer, diagnostic: Diagnostic, leaf: Any) -> list[_Fi
 def _useless_suppression(fixer: _Fixer, diagnostic: Diagnostic) -> list[_Fix]:
     """For a code that does nothing: change it to a code reported on that line, or remove
     it; for a directive that does nothing: remove the directive."""
-    from openprose.suppressions import find_suppressions
+    from openprose.suppressions import DIRECTIVE, find_suppressions, listed_codes
 
     if diagnostic not in find_suppressions(fixer.module).problems:
         return []  # the client's diagnostic is from an older text
@@ -793,19 +793,17 @@ def _useless_suppression(fixer: _Fixer, diagnostic: Diagnostic) -> list[_Fix]:
     text = fixer.analysis.lines[line - 1]
     row = line - 1
     last = line == len(fixer.analysis.lines)
-    opening = text.rfind("[", 0, start)
-    closing = text.find("]", end)
-    inside_list = opening != -1 and closing != -1 and text.rfind("#", 0, start) < opening
-    if not inside_list or text[start:end].startswith("#"):
-        return [
-            _quickfix(
-                "Remove the suppression comment",
-                [_remove_directive(text, row, start, end, last)],
-                "W036",
-            )
-        ]
+    match = next(
+        (m for m in DIRECTIVE.finditer(text) if m.start() <= start and end <= m.end()), None
+    )
+    if match is None:
+        return []
+    if start == match.start():  # the whole directive has no effect
+        removal = _remove_directive(text, row, start, end, last)
+        return [_quickfix("Remove the suppression comment", [removal], "W036")]
+    codes = listed_codes(match)
+    listed = [name for name, _, _ in codes]
     word = text[start:end]
-    listed = [c.strip() for c in text[opening + 1 : closing].split(",") if c.strip()]
     fixes: list[_Fix] = []
     on_line = sorted(
         {
@@ -824,18 +822,13 @@ def _useless_suppression(fixer: _Fixer, diagnostic: Diagnostic) -> list[_Fix]:
                 preferred=len(candidates) == 1 and bool(on_line),
             )
         )
-    if len(listed) == 1:
-        directive_start = text.rfind("#", 0, opening)
-        removal = _remove_directive(text, row, directive_start, closing + 1, last)
-    else:
-        # The code and the separator after it (or before it, for the last one).
-        after = re.match(r"\s*,\s*", text[end:closing])
-        if after:
-            removal = TextEdit((row, start), (row, end + after.end()), "")
-        else:
-            before = re.search(r",\s*$", text[opening + 1 : start])
-            cut = opening + 1 + before.start() if before else start
-            removal = TextEdit((row, cut), (row, end), "")
+    index = next(i for i, (_, code_start, _) in enumerate(codes) if code_start == start)
+    if len(codes) == 1:
+        removal = _remove_directive(text, row, match.start(), match.end(), last)
+    elif index + 1 < len(codes):  # up to the next code, taking the separator
+        removal = TextEdit((row, start), (row, codes[index + 1][1]), "")
+    else:  # the last one: from the end of the code before it
+        removal = TextEdit((row, codes[index - 1][2]), (row, end), "")
     fixes.append(_quickfix(f"Remove `{word}` from the suppression comment", [removal], "W036"))
     return fixes
 

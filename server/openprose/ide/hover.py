@@ -19,7 +19,6 @@ Whitespace, other comments and plain string text get no hover.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from openprose.analysis.model import Kind, Symbol, import_alias
@@ -59,14 +58,11 @@ class _Nothing(Exception):
     pass
 
 
-_CODE_TEXT = re.compile(r"[^,\s]+")
-
-
 def _suppression_code(analysis: Analysis, position: Pos) -> Hover | None:
     """The rule a code in a suppression comment names, when the cursor is on one."""
     from openprose.codes import CODES
     from openprose.config import SYNTAX_CODES
-    from openprose.suppressions import DIRECTIVE
+    from openprose.suppressions import DIRECTIVE, listed_codes
 
     line, character = position
     if not 0 <= line < len(analysis.lines):
@@ -78,13 +74,9 @@ def _suppression_code(analysis: Analysis, position: Pos) -> Hover | None:
     if leaf is None or leaf.start_pos <= (line + 1, character):
         return None  # not in the whitespace and comments before a token
     for match in DIRECTIVE.finditer(text):
-        listed = match.group("codes")
-        if listed is None or not match.start("codes") <= character <= match.end("codes"):
-            continue
-        for code in _CODE_TEXT.finditer(listed):
-            start, end = match.start("codes") + code.start(), match.start("codes") + code.end()
-            if start <= character <= end and code.group() in CODES:
-                entry = CODES[code.group()]
+        for name, start, end in listed_codes(match):
+            if start <= character <= end and name in CODES:
+                entry = CODES[name]
                 contents = (
                     f"**{entry.code}**: {entry.title}\n\nDefault severity: {entry.severity.label}."
                 )
