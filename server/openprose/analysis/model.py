@@ -386,27 +386,13 @@ class Binder:
             self._walk(node.body_statements(), scope, True)
         elif isinstance(node, t.Repeat):
             self._expression(node.count, scope)
-            inner = self._enter("loop", node, scope)
-            if node.index is not None:
-                self.define(inner, Symbol(node.index.value, Kind.INDEX, node.index, node))
-            self._walk(node.body_statements(), inner, False)
-            self._leave(inner)
+            self._loop_body(node, scope, (node.index, Kind.INDEX))
         elif isinstance(node, t.ForEach):
             self._expression(node.collection, scope, "collection")
-            inner = self._enter("loop", node, scope)
-            if node.item is not None:
-                self.define(inner, Symbol(node.item.value, Kind.LOOP, node.item, node))
-            if node.index is not None:
-                self.define(inner, Symbol(node.index.value, Kind.INDEX, node.index, node))
-            self._walk(node.body_statements(), inner, False)
-            self._leave(inner)
+            self._loop_body(node, scope, (node.item, Kind.LOOP), (node.index, Kind.INDEX))
         elif isinstance(node, t.Loop):
             self._expression(node.condition, scope)
-            inner = self._enter("loop", node, scope)
-            if node.index is not None:
-                self.define(inner, Symbol(node.index.value, Kind.INDEX, node.index, node))
-            self._walk(node.body_statements(), inner, False)
-            self._leave(inner)
+            self._loop_body(node, scope, (node.index, Kind.INDEX))
         elif isinstance(node, t.Pipeline):
             self._expression(node.source, scope, "collection")
             for stage in node.stages():
@@ -468,6 +454,16 @@ class Binder:
         elif prop.block is not None:
             for inner in prop.block.properties():
                 self._property(inner, scope)
+
+    def _loop_body(self, node: Any, scope: Scope, *bound: tuple[Any, Kind]) -> None:
+        """A loop's body in a scope of its own, holding the names the loop binds (those
+        written: each a name leaf or None) in order."""
+        inner = self._enter("loop", node, scope)
+        for leaf, kind in bound:
+            if leaf is not None:
+                self.define(inner, Symbol(leaf.value, kind, leaf, node))
+        self._walk(node.body_statements(), inner, False)
+        self._leave(inner)
 
     def _stage(self, stage: t.PipeStage, scope: Scope) -> None:
         inner = self._enter("pipeline", stage, scope)
