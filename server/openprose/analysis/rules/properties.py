@@ -143,16 +143,19 @@ def _agent(ctx: Context, agent: t.AgentDefinition) -> None:
 
 
 def _model(ctx: Context, prop: t.Property) -> None:
+    _one_word_of(ctx, prop, MODELS, "E008", "model")
+
+
+def _one_word_of(
+    ctx: Context, prop: t.Property, allowed: tuple[str, ...], code: str, what: str
+) -> None:
+    """Report ``code`` unless the property's value is one of the ``allowed`` words."""
     value = _value(prop)
-    if value is None or _word(value) in MODELS:
+    if value is None or _word(value) in allowed:
         return
     word = _word(value)
-    hint = _suggestion(word, MODELS) if word else ""
-    ctx.report(
-        "E008",
-        f"invalid model `{_shown(value)}`: must be {_one_of(MODELS)}{hint}",
-        value,
-    )
+    hint = _suggestion(word, allowed) if word else ""
+    ctx.report(code, f"invalid {what} `{_shown(value)}`: must be {_one_of(allowed)}{hint}", value)
 
 
 def _prompt_property(ctx: Context, prop: t.Property, session: bool) -> None:
@@ -397,16 +400,7 @@ def _retry(ctx: Context, prop: t.Property) -> None:
 
 
 def _backoff(ctx: Context, prop: t.Property) -> None:
-    value = _value(prop)
-    if value is None or _word(value) in BACKOFFS:
-        return
-    word = _word(value)
-    hint = _suggestion(word, BACKOFFS) if word else ""
-    ctx.report(
-        "E067",
-        f"invalid backoff strategy `{_shown(value)}`: must be {_one_of(BACKOFFS)}{hint}",
-        value,
-    )
+    _one_word_of(ctx, prop, BACKOFFS, "E067", "backoff strategy")
 
 
 # --------------------------------------------------------------------------- memory
