@@ -4,22 +4,9 @@ that breaks it (exact ranges) and one that does not."""
 from __future__ import annotations
 
 import pytest
+from rule_checks import Range, found, only
 
 from openprose.checking import check_text
-from openprose.diagnostics import Diagnostic
-
-Range = tuple[tuple[int, int], tuple[int, int]]
-
-
-def found(text: str, code: str) -> list[Range]:
-    return [(d.start, d.end) for d in check_text(text) if d.code == code]
-
-
-def only(text: str, code: str) -> Diagnostic:
-    hits = [d for d in check_text(text) if d.code == code]
-    assert len(hits) == 1, check_text(text)
-    return hits[0]
-
 
 A = 'let a = session "first"\n'
 N = 'input n: "a number"\n'

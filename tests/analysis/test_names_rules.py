@@ -3,15 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from rule_checks import only
 
 from openprose.checking import check_text
 from openprose.diagnostics import Diagnostic
-
-
-def only(text: str, code: str) -> Diagnostic:
-    found = [d for d in check_text(text) if d.code == code]
-    assert len(found) == 1, check_text(text)
-    return found[0]
 
 
 def where(d: Diagnostic) -> tuple[tuple[int, int], tuple[int, int]]:

@@ -6,24 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from rule_checks import Range, found, only
 
 from openprose.analysis import analyze
 from openprose.checking import check_text
 from openprose.diagnostics import Diagnostic
 from openprose.syntax import parse
-
-Range = tuple[tuple[int, int], tuple[int, int]]
-
-
-def found(text: str, code: str) -> list[Range]:
-    return [(d.start, d.end) for d in check_text(text) if d.code == code]
-
-
-def only(text: str, code: str) -> Diagnostic:
-    hits = [d for d in check_text(text) if d.code == code]
-    assert len(hits) == 1, check_text(text)
-    return hits[0]
-
 
 # code: (program, [(start, end) of each diagnostic with that code])
 BAD: dict[str, tuple[str, list[Range]]] = {
