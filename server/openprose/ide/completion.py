@@ -1067,6 +1067,7 @@ def _use_paths(cursor: Cursor, string: t.String, items: _Items) -> None:
     except OSError:
         return
     items.needle = name.lower()
+    this_file = importer.resolve()
     count = 0
     for entry in entries:
         if entry.name.startswith(".") or count >= _MAX_PATH_ITEMS:
@@ -1078,7 +1079,7 @@ def _use_paths(cursor: Cursor, string: t.String, items: _Items) -> None:
             continue
         if is_dir:
             items.add(entry.name + "/", "folder", "folder", replace=replace, group=1)
-        elif is_program and entry.resolve() != importer.resolve():
+        elif is_program and entry.resolve() != this_file:
             items.add(entry.name, "file", "program", replace=replace, group=0)
         else:
             continue
