@@ -23,7 +23,7 @@ from typing import Any
 from openprose.analysis.model import Kind, Reference
 from openprose.analysis.rules.properties import AGENT_PROPERTIES, MODELS, SESSION_PROPERTIES
 from openprose.codes import CODES
-from openprose.config import SYNTAX_CODES
+from openprose.config import SYNTAX_CODES, Config
 from openprose.diagnostics import Diagnostic
 from openprose.format import TextEdit
 from openprose.ide.analysis import Analysis, to_pos
@@ -55,12 +55,16 @@ class _Fix:
 
 
 def code_actions(
-    analysis: Analysis, range: Range, diagnostics: list[Diagnostic] | None = None
+    analysis: Analysis,
+    range: Range,
+    diagnostics: list[Diagnostic] | None = None,
+    config: Config | None = None,
 ) -> list[CodeAction]:
-    """Quick fixes for the diagnostics that touch ``range`` (those the client shows when
-    given, else the document's own)."""
+    """Quick fixes for the diagnostics that touch ``range``: those the client shows when
+    given, else the document's own under ``config`` (a code the project ignores is not
+    reported, so it gets no fix either)."""
     if diagnostics is None:
-        diagnostics = analysis.diagnostics
+        diagnostics = _diagnostics(analysis, config)
     fixer = _Fixer(analysis)
     actions: list[CodeAction] = []
     seen: set[tuple[str, tuple[TextEdit, ...]]] = set()
@@ -75,16 +79,17 @@ def code_actions(
     return actions
 
 
-def fix_all(analysis: Analysis) -> list[CodeAction]:
-    """One ``source.fixAll`` action applying every safe fix (none when there is nothing to
-    fix).  The fixes never overlap, and the result is checked: a fix that would leave its
-    diagnostic in place or bring a new one is left out."""
-    key = (analysis.text, str(analysis.path))
+def fix_all(analysis: Analysis, config: Config | None = None) -> list[CodeAction]:
+    """One ``source.fixAll`` action applying every safe fix of the diagnostics reported
+    under ``config`` (none when there is nothing to fix).  The fixes never overlap, and the
+    result is checked: a fix that would leave its diagnostic in place or bring a new one is
+    left out."""
+    key = (analysis.text, str(analysis.path), _config_key(config))
     cached = _FIX_ALL_CACHE.get(key)
     if cached is not None:
         _FIX_ALL_CACHE.move_to_end(key)
         return list(cached)
-    result = _fix_all(analysis)
+    result = _fix_all(analysis, config)
     _FIX_ALL_CACHE[key] = tuple(result)
     while len(_FIX_ALL_CACHE) > _CACHE_SIZE:
         _FIX_ALL_CACHE.popitem(last=False)
@@ -92,16 +97,28 @@ def fix_all(analysis: Analysis) -> list[CodeAction]:
 
 
 # The server asks for "fix all" with every code action request (each cursor move): the
-# answer for a text is kept, since checking the fixed text costs a full check.
-_FIX_ALL_CACHE: OrderedDict[tuple[str, str], tuple[CodeAction, ...]] = OrderedDict()
+# answer for a text is kept, since checking the fixed text costs a full check.  The same
+# text under another rule selection has other fixes, so the selection is part of the key.
+_FIX_ALL_CACHE: OrderedDict[tuple[str, str, frozenset[str] | None], tuple[CodeAction, ...]] = (
+    OrderedDict()
+)
 _CACHE_SIZE = 8
 
 
-def _fix_all(analysis: Analysis) -> list[CodeAction]:
+def _diagnostics(analysis: Analysis, config: Config | None) -> list[Diagnostic]:
+    return analysis.diagnostics if config is None else analysis.diagnostics_with(config)
+
+
+def _config_key(config: Config | None) -> frozenset[str] | None:
+    """What of a configuration decides the fixes: the enabled codes (severities do not)."""
+    return None if config is None else config.enabled
+
+
+def _fix_all(analysis: Analysis, config: Config | None) -> list[CodeAction]:
     fixer = _Fixer(analysis, single=False)
     chosen: list[_Chosen] = []
     taken: list[TextEdit] = []
-    for diagnostic in analysis.diagnostics:
+    for diagnostic in _diagnostics(analysis, config):
         fix = next((f for f in fixer.fixes(diagnostic) if f.safe), None)
         if fix is None:
             continue
@@ -110,7 +127,7 @@ def _fix_all(analysis: Analysis) -> list[CodeAction]:
             continue
         taken.extend(edits)
         chosen.append((diagnostic, fix))
-    chosen = _verified(analysis, chosen) if chosen else []
+    chosen = _verified(analysis, chosen, config) if chosen else []
     if not chosen:
         return []
     edits = _merge(fix.action.edits for _, fix in chosen)
@@ -127,20 +144,20 @@ _Chosen = tuple[Diagnostic, "_Fix"]
 _MAX_CHECKS = 16
 
 
-def _verified(analysis: Analysis, chosen: list[_Chosen]) -> list[_Chosen]:
+def _verified(analysis: Analysis, chosen: list[_Chosen], config: Config | None) -> list[_Chosen]:
     """The fixes whose result is clean: each fixed diagnostic gone, nothing new.  When the
     whole set is not clean, groups of fixes are added while the result stays clean, halving
     a group that is not (within a budget of checks; what is left over is left out)."""
     from openprose.checking import check_text
 
     path = str(analysis.path) if analysis.path is not None else None
-    before = Counter(d.code for d in analysis.diagnostics)
+    before = Counter(d.code for d in _diagnostics(analysis, config))
     checks = [0]
 
     def clean(fixes: list[_Chosen]) -> bool:
         checks[0] += 1
         text = apply_edits(analysis.text, _merge(fix.action.edits for _, fix in fixes))
-        after = Counter(d.code for d in check_text(text, path))
+        after = Counter(d.code for d in check_text(text, path, config))
         fixed = Counter(d.code for d, _ in fixes)
         return all(after[code] <= before[code] - fixed[code] for code in after | fixed)
 

@@ -27,6 +27,7 @@ SEVERITY = {
     Severity.INFORMATION: types.DiagnosticSeverity.Information,
     Severity.HINT: types.DiagnosticSeverity.Hint,
 }
+SOURCE = "openprose"  # what editors show beside each diagnostic; ours are told apart by it
 # Codes whose subject has no effect: editors grey it out.
 UNNECESSARY = frozenset(("W010", "W013", "W031"))
 
@@ -148,10 +149,21 @@ def diagnostic(d: Diagnostic, positions: Positions, uri: str) -> types.Diagnosti
         severity=SEVERITY[d.severity],
         code=d.code,
         code_description=types.CodeDescription(href=href) if href else None,
-        source="openprose",
+        source=SOURCE,
         related_information=related or None,
         tags=[types.DiagnosticTag.Unnecessary] if d.code in UNNECESSARY else None,
     )
+
+
+def from_client_diagnostic(d: types.Diagnostic, positions: Positions) -> Diagnostic | None:
+    """One of our diagnostics as the client sent it back (in a code action request), in
+    the ide's terms; None for another tool's."""
+    if d.source != SOURCE or not isinstance(d.code, str):
+        return None
+    start = positions.from_client(d.range.start)
+    end = positions.from_client(d.range.end)
+    severity = Severity(d.severity) if d.severity is not None else Severity.ERROR
+    return Diagnostic(d.code, d.message, severity, (start[0] + 1, start[1]), (end[0] + 1, end[1]))
 
 
 def _uri_for(path: str | None) -> str | None:

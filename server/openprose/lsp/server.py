@@ -646,14 +646,21 @@ def code_action(ls: ProseLanguageServer, params: types.CodeActionParams) -> list
         return []
     positions = ls.positions(doc)
     analysis = doc.analysis()
+    # The rules the diagnostics were reported under: an ignored code gets no fix either.
+    config = ls.settings.config_for(doc.path)
+    # The diagnostics the client shows at the range (ours only); without any, our own.
+    sent = [convert.from_client_diagnostic(d, positions) for d in params.context.diagnostics]
+    shown_here = [d for d in sent if d is not None]
     wanted = params.context.only
     actions = []
     if not wanted or any(k.startswith(types.CodeActionKind.QuickFix) for k in wanted):
-        actions += code_actions(analysis, positions.from_range(params.range))
+        actions += code_actions(
+            analysis, positions.from_range(params.range), shown_here or None, config
+        )
     if not wanted or any(
         types.CodeActionKind.SourceFixAll.startswith(k) or k.startswith("source") for k in wanted
     ):
-        actions += fix_all(analysis)
+        actions += fix_all(analysis, config)
     shown = {d.code: d for d in params.context.diagnostics if isinstance(d.code, str)}
     return [
         types.CodeAction(
