@@ -14,7 +14,10 @@ right when the incremental parser shifts reused statements.
 from __future__ import annotations
 
 import builtins
+import re
+from bisect import bisect_left
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from parso import tree as _parso
@@ -233,15 +236,30 @@ class SyntaxIssue:
 
 def offset_position(leaf: _parso.Leaf, offset: int) -> Position:
     """The position of the character at ``offset`` inside ``leaf.value``."""
-    value = leaf.value[:offset]
+    value = leaf.value
     line, column = leaf.start_pos
-    newlines = value.count("\n")
-    if "\r" in value:
-        newlines += value.count("\r") - value.count("\r\n")
-    if not newlines:
-        return line, column + len(value)
-    last = max(value.rfind("\n"), value.rfind("\r"))
-    return line + newlines, len(value) - last - 1
+    offset = max(0, min(offset, len(value)))
+    ends = _line_ends(value)
+    lines = bisect_left(ends, offset)  # line ends wholly before the offset
+    if 0 < offset < len(value) and value[offset - 1] == "\r" and value[offset] == "\n":
+        return line + lines + 1, 0  # inside a CRLF: where the CR ends the line
+    if not lines:
+        return line, column + offset
+    return line + lines, offset - ends[lines - 1] - 1
+
+
+_LINE_END = re.compile(r"\r\n?|\n")
+
+
+@lru_cache(maxsize=32)
+def _line_ends(value: str) -> tuple[int, ...]:
+    """The index of the last character of each line end (LF, CRLF, lone CR) in ``value``.
+
+    Cached because callers ask for every part of one string in turn: scanning the value
+    each time made a string of n interpolations cost n^2 (a 1 MB line took minutes).  A
+    str caches its hash, so finding the same value again is constant time.
+    """
+    return tuple(m.end() - 1 for m in _LINE_END.finditer(value))
 
 
 # --------------------------------------------------------------------------- nodes
