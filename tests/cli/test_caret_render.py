@@ -59,10 +59,65 @@ class TestCaretLine:
     def test_column_beyond_the_line_is_padded(self) -> None:
         assert caret_line("ab", 4, 5) == "    ^"
 
-    def test_counts_characters_not_bytes_or_utf16_units(self) -> None:
+    def test_counts_cells_not_bytes_or_utf16_units(self) -> None:
+        # 🙂 is wide (two cells); é is one character and one cell.
         line = 'session "🙂 é" x'
         column = line.index("x")
-        assert caret_line(line, column, column + 1) == " " * column + "^"
+        assert caret_line(line, column, column + 1) == " " * (column + 1) + "^"
+
+
+class TestTerminalCells:
+    """The marker is padded by the cells the terminal gives each character, not by code
+    points: wide (East Asian W/F) characters take two, combining and zero-width ones none."""
+
+    def test_cjk_before_the_range(self) -> None:
+        line = 'session "日本語" x'
+        column = line.index("x")
+        assert caret_line(line, column, column + 1) == " " * (column + 3) + "^"
+
+    def test_run_under_a_wide_character_covers_both_cells(self) -> None:
+        assert caret_line("let 名 = 1", 4, 5) == "    ^~"
+        assert caret_line('session "日本"', 9, 11) == " " * 9 + "^~~~"
+
+    def test_emoji_before_and_inside_the_range(self) -> None:
+        line = 'session "😀 x"'
+        assert caret_line(line, line.index("x"), line.index("x") + 1) == " " * 12 + "^"
+        assert caret_line(line, 9, 11) == " " * 9 + "^~~"
+
+    def test_combining_accents_take_no_cell(self) -> None:
+        line = 'session "e\u0301te\u0301" x'
+        column = line.index("x")
+        assert caret_line(line, column, column + 1) == " " * (column - 2) + "^"
+        # e + accent is one cell: the run under "été" is three cells wide.
+        assert caret_line(line, 9, 14) == " " * 9 + "^~~"
+
+    def test_range_starting_on_a_combining_accent_points_at_its_base(self) -> None:
+        # The accent is drawn in the cell of the letter it sits on.
+        assert caret_line("ae\u0301b", 2, 4) == " ^~"
+
+    def test_zero_width_characters_take_no_cell(self) -> None:
+        line = "a\u200bb\u200dc x"
+        column = line.index("x")
+        assert caret_line(line, column, column + 1) == " " * (column - 2) + "^"
+
+    def test_tab_and_wide_characters_before_the_range(self) -> None:
+        assert caret_line("\t名\tx", 3, 4) == "\t  \t^"
+
+    def test_tab_inside_the_range_is_copied_so_the_rest_stays_aligned(self) -> None:
+        assert caret_line("ab\tcd", 0, 5) == "^~\t~~"
+
+    def test_range_of_tabs_only_is_a_caret_at_the_first(self) -> None:
+        assert caret_line("\t\tx", 0, 2) == "^"
+
+    def test_range_starting_with_a_tab_puts_the_caret_after_it(self) -> None:
+        # Tab stops are the terminal's: a caret before the tab could push the rest of the
+        # run one stop too far, so the tab is copied and the caret goes under what follows.
+        assert caret_line("a\tb日", 1, 4) == " \t^~~"
+
+    def test_control_characters_count_as_the_one_cell_of_their_replacement(self) -> None:
+        line = "a\x1bb x"
+        assert caret_line(line, 4, 5) == "    ^"
+        assert display_line(line) == "a\ufffdb x"
 
 
 def test_display_line_replaces_control_characters_one_for_one() -> None:

@@ -179,7 +179,25 @@ def test_columns_count_characters_after_non_ascii(prose: RunProse, source: Write
     column = text.index("\\q")
     human = prose("check", "accents.prose").stdout.splitlines()
     assert human[0].startswith(f"accents.prose:1:{column + 1}: error[E002]: ")
-    assert caret_run(human[2])[0] == column
+    assert caret_run(human[2])[0] == column + 1  # 🙂 takes two terminal cells
+
+
+def test_caret_lines_up_after_wide_and_combining_characters(
+    prose: RunProse, source: WriteSource
+) -> None:
+    # CJK and emoji take two cells, a combining accent none, a tab is copied as it is.
+    prefix = 'session "\t日本 😀 e\u0301 '
+    text = prefix + '\\q"\n'
+    source("wide.prose", text)
+    result = prose("check", "wide.prose")
+    header, line, carets = result.stdout.splitlines()[:3]
+    column = len(prefix)
+    assert header.startswith(f"wide.prose:1:{column + 1}: error[E002]: ")
+    assert line == "  " + text.rstrip("\n")
+    assert carets == "  " + " " * len('session "') + "\t" + " " * len("日日本本 😀😀 e ") + "^~"
+    items = json.loads(prose("check", "--format", "json", "wide.prose").stdout)
+    [item] = [i for i in items if i["code"] == "E002"]
+    assert (item["column"], item["end_column"]) == (column + 1, column + 3)  # code points
 
 
 def test_unterminated_string_after_non_ascii(prose: RunProse, source: WriteSource) -> None:

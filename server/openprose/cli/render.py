@@ -1,12 +1,14 @@
 """Turning diagnostics into text: the human form with carets, the concise form and JSON.
 
 Diagnostics count columns from 0 in characters; everything printed here counts from 1
-(as editors and compilers do), still in characters.
+(as editors and compilers do), still in characters.  Only the caret line counts terminal
+cells, to stand under the right text.
 """
 
 from __future__ import annotations
 
 import os
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TextIO
@@ -77,15 +79,40 @@ def caret_line(line: str, start: int, end: int | None) -> str:
     """The marker printed under ``line`` for the columns ``start`` to ``end`` (exclusive).
 
     ``end`` None means the range goes on past this line: underline to its end.  The run is
-    ``^`` under the first character and ``~`` under the rest; an empty range is a lone ``^``.
-    Tabs before the range are copied so the caret lines up however the terminal sets tabs.
+    ``^`` under the first cell of the range and ``~`` under its other cells; an empty range
+    is a lone ``^``.  Padding and run count terminal cells (``cell_width``), so the marker
+    stays under its text after CJK, emoji and combining accents.  Tabs, before the range or
+    in it, are copied: only the terminal knows its tab stops, so a range that starts with a
+    tab gets its caret under the first character after the tab.
     """
     end = len(line) if end is None else min(end, len(line))
-    width = max(end - start, 1)
     before = line[:start]
-    indent = "".join("\t" if ch == "\t" else " " for ch in before)
+    indent = "".join("\t" if ch == "\t" else " " * cell_width(ch) for ch in before)
     indent += " " * (start - len(before))  # a column past the end of the line
-    return indent + "^" + "~" * (width - 1)
+    inside = line[start:end]
+    run = "".join("\t" if ch == "\t" else "~" * cell_width(ch) for ch in inside).rstrip("\t")
+    if inside and cell_width(inside[0]) == 0 and indent.endswith(" "):
+        # A combining mark is drawn in the cell of the character it sits on.
+        return indent[:-1] + "^" + run
+    if "~" not in run:
+        return indent + "^"
+    return indent + run.replace("~", "^", 1)
+
+
+def cell_width(ch: str) -> int:
+    """The terminal cells ``ch`` takes as ``display_line`` prints it (tabs aside).
+
+    East Asian wide and fullwidth characters take two, combining and other zero-width
+    marks none (a soft hyphen is shown).  Emoji sequences joined by U+200D may be drawn
+    narrower by the terminal than the sum of their parts; nothing here can know.
+    """
+    if _is_control(ch):
+        return 1  # shown as U+FFFD
+    if unicodedata.east_asian_width(ch) in ("W", "F"):
+        return 2
+    if unicodedata.category(ch) in ("Mn", "Me", "Cf") and ch != "\u00ad":
+        return 0
+    return 1
 
 
 def source_lines(text: str) -> list[str]:
