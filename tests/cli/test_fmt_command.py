@@ -228,3 +228,81 @@ def test_comment_on_a_last_line_without_newline_survives(
     result = prose("fmt", "end.prose")
     assert result.returncode == 0, result.stderr
     assert path.read_bytes() == b'session "a"\n# keep me\n'
+
+
+# --------------------------------------------------------------------------- where it writes
+
+
+def test_symlink_is_kept_and_its_target_rewritten(
+    prose: RunProse, source: WriteSource, tmp_path: Path
+) -> None:
+    target = source("real/target.prose", MESSY)
+    link = tmp_path / "link.prose"
+    link.symlink_to(Path("real", "target.prose"))
+    result = prose("fmt", "link.prose")
+    assert result.returncode == 0, result.stderr
+    assert link.is_symlink(), "the link must stay a link"
+    assert os.readlink(link) == str(Path("real", "target.prose"))
+    assert target.read_bytes() == TIDY.encode()
+    assert sorted(p.name for p in target.parent.iterdir()) == ["target.prose"], "no temporaries"
+    assert "1 file(s) reformatted" in result.stderr
+
+
+def test_hard_links_all_see_the_change(
+    prose: RunProse, source: WriteSource, tmp_path: Path
+) -> None:
+    first = source("first.prose", MESSY)
+    second = tmp_path / "other" / "second.notprose"
+    second.parent.mkdir()
+    os.link(first, second)
+    inode = first.stat().st_ino
+    result = prose("fmt", "first.prose")
+    assert result.returncode == 0, result.stderr
+    assert first.stat().st_ino == inode == second.stat().st_ino
+    assert first.stat().st_nlink == 2
+    assert second.read_bytes() == TIDY.encode()
+
+
+def test_read_only_file_is_refused_and_the_others_formatted(
+    prose: RunProse, source: WriteSource
+) -> None:
+    # Checked on the mode bits: under root, os.access would say the file is writable.
+    locked = source("locked.prose", MESSY)
+    locked.chmod(0o444)
+    other = source("other.prose", MESSY)
+    result = prose("fmt", "locked.prose", "other.prose")
+    assert result.returncode == 2
+    assert locked.read_bytes() == MESSY.encode()
+    assert locked.stat().st_mode & 0o777 == 0o444
+    assert other.read_bytes() == TIDY.encode()
+    assert "prose: error: cannot write locked.prose: the file is read-only" in result.stderr
+    assert "1 file(s) reformatted, 0 left unchanged, 1 could not be written." in result.stderr
+
+
+def test_read_only_target_of_a_symlink_is_refused(
+    prose: RunProse, source: WriteSource, tmp_path: Path
+) -> None:
+    target = source("target.prose", MESSY)
+    target.chmod(0o444)
+    (tmp_path / "link.prose").symlink_to("target.prose")
+    result = prose("fmt", "link.prose")
+    assert result.returncode == 2
+    assert target.read_bytes() == MESSY.encode()
+    assert "cannot write link.prose: the file is read-only" in result.stderr
+    assert "0 file(s) reformatted" in result.stderr
+
+
+def test_read_only_file_that_needs_no_change_is_fine(prose: RunProse, source: WriteSource) -> None:
+    path = source("tidy.prose", TIDY)
+    path.chmod(0o444)
+    result = prose("fmt", "tidy.prose")
+    assert result.returncode == 0, result.stderr
+    assert "0 file(s) reformatted, 1 left unchanged." in result.stderr
+
+
+def test_check_does_not_mind_a_read_only_file(prose: RunProse, source: WriteSource) -> None:
+    path = source("locked.prose", MESSY)
+    path.chmod(0o444)
+    result = prose("fmt", "--check", "locked.prose")
+    assert result.returncode == 1
+    assert "Would reformat: locked.prose" in result.stdout

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import codecs
 import difflib
-import os
-import sys
-import tempfile
 from typing import TextIO
 
-from openprose.cli.sources import SourceError, SourceFile, discover, read_source_and_bom
+from openprose.cli.sources import SourceError, discover, read_source_and_bom
+from openprose.cli.writeback import write_back
 
 EXIT_OK = 0
 EXIT_WOULD_CHANGE = 1  # --check or --diff found a file to reformat, or a file was refused
@@ -44,7 +43,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     for error in missing:
         print(f"prose: error: {error}", file=stderr)
         status = EXIT_TROUBLE
-    reformatted = unchanged = 0
+    reformatted = unchanged = unwritten = 0
     for source in sources:
         try:
             text, bom = read_source_and_bom(source)
@@ -74,19 +73,25 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         if not result.changed:
             unchanged += 1
             continue
-        reformatted += 1
         if args.check or args.diff:
+            reformatted += 1
             _report(args, path, text, result.text, stdout)
             status = max(status, EXIT_WOULD_CHANGE)
+            continue
+        try:
+            data = (codecs.BOM_UTF8 if bom else b"") + result.text.encode("utf-8")
+            write_back(source.fs_path, data)
+        except OSError as error:
+            # Like an unreadable file: reported, the others still formatted, exit status 2.
+            print(f"prose: error: cannot write {path}: {error.strerror or error}", file=stderr)
+            unwritten += 1
+            status = EXIT_TROUBLE
         else:
-            try:
-                _write(source, result.text)
-            except OSError as error:
-                print(f"prose: error: cannot write {path}: {error.strerror}", file=stderr)
-                status = EXIT_TROUBLE
+            reformatted += 1
     if sources and not (len(sources) == 1 and sources[0].fs_path is None):
         verb = "would be reformatted" if args.check or args.diff else "reformatted"
-        print(f"{reformatted} file(s) {verb}, {unchanged} left unchanged.", file=stderr)
+        failed = f", {unwritten} could not be written" if unwritten else ""
+        print(f"{reformatted} file(s) {verb}, {unchanged} left unchanged{failed}.", file=stderr)
     return status
 
 
@@ -102,22 +107,3 @@ def _report(args: argparse.Namespace, path: str, old: str, new: str, stdout: Tex
         )
     else:
         print(f"Would reformat: {path}", file=stdout)
-
-
-def _write(source: SourceFile, text: str) -> None:
-    """Replace the file atomically, keeping a byte-order mark if it had one."""
-    assert source.fs_path is not None
-    with open(source.fs_path, "rb") as stream:
-        bom = stream.read(3) == b"\xef\xbb\xbf"
-    data = (b"\xef\xbb\xbf" if bom else b"") + text.encode("utf-8")
-    directory = os.path.dirname(os.path.abspath(source.fs_path))
-    fd, temporary = tempfile.mkstemp(dir=directory, prefix=".prose-fmt-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as stream:
-            stream.write(data)
-        if sys.platform != "win32":
-            os.chmod(temporary, os.stat(source.fs_path).st_mode & 0o7777)
-        os.replace(temporary, source.fs_path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
