@@ -31,6 +31,19 @@ def test_nothing_is_lost_when_a_header_expression_takes_a_block(text: str) -> No
         # A `"""` string running to the end of the file that ends in a backslash.
         ('session """\nhello\n\n\\', (2, 0), (2, 0), '"""'),
         ('"""\nr\n\\', (2, 1), (2, 1), "#"),
+        # A header's own errors anchored at the end of a block inside its brackets: an edit
+        # in that block must move them too (they stayed at the old line).
+        ("parallel(loop)\n        else", (1, 0), (1, 0), "\n"),
+        ('parallel(loop)\n  session "a"\n  session "b"\n  else', (3, 2), (3, 2), "x"),
+        ('parallel(loop)\n  session "a"\n  session "b"\n  else', (3, 6), (3, 6), "\n"),
+        ("if not do:\n  session\n", (1, 0), (1, 0), "\n"),
+        # ... and whether it reports the missing `:` at all depends on how that block ends
+        # (not after an unclosed string, which is the one error).
+        ('if not do:\n session"', (1, 8), (1, 9), ""),
+        # A block's first line that continues the header's expression (`->`) is not the
+        # block's any more.
+        ("for x in session\n a\nb\n c", (1, 1), (1, 1), "->"),
+        ("for x in session:\n  a\n", (1, 2), (1, 2), "->"),
     ],
 )
 def test_incremental_matches_full_parse(

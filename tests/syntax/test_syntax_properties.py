@@ -59,6 +59,12 @@ FRAGMENTS = [
     "block b(p):",
     "x",
     "1",
+    # Header expressions that take the lines below them: a block inside brackets, a
+    # session continued by `->` (their errors are reported at the end of the block).
+    "parallel(loop)",
+    "for x in session",
+    "if not do:",
+    "->a",
 ]
 
 SAMPLE = """\
@@ -152,4 +158,54 @@ def test_incremental_equals_full_parse(case: tuple[str, list[Edit]]) -> None:
         doc.apply_edit(start, end, new_text)
         assert doc.module.get_code() == doc.text
         check_parents(doc.module)
-        assert signature(doc.module) == signature(parse(doc.text))
+        full = parse(doc.text)
+        assert signature(doc.module) == signature(full)
+        # The diagnostics as reported, with their exact ranges and related places.
+        assert syntax_diagnostics(doc.module) == syntax_diagnostics(full)
+
+
+# Headers whose expression takes the block below it, or may: a loop inside brackets (the
+# header's own errors are then reported at the end of that block), a session that a `->`
+# line continues or a `name:` line gives properties, a `do:` under `not`.
+HEADERS = [
+    "parallel(loop)",
+    "parallel(loop):",
+    "let x = f(do:",
+    "for x in session",
+    "for x in session:",
+    "repeat session",
+    "if not do:",
+    "if **c**:",
+]
+BODY_LINES = ['session "a"', "else", "else:", "->a", "| map:", "a: x", "x", ""]
+
+
+@st.composite
+def documents_under_a_header(draw: st.DrawFn) -> tuple[str, list[Edit]]:
+    indent = draw(st.sampled_from(["  ", "        ", "\t"]))
+    body = draw(st.lists(st.sampled_from(BODY_LINES), min_size=1, max_size=4))
+    text = draw(st.sampled_from(HEADERS)) + "".join("\n" + indent + line for line in body)
+    if draw(st.booleans()):
+        text += "\n"
+    edits = []
+    for _ in range(draw(st.integers(1, 3))):
+        line = draw(st.integers(1, len(body) + 1))
+        column = draw(st.integers(0, len(indent) + 4))
+        end = (line, column + draw(st.integers(0, 2)))
+        pieces = draw(st.lists(st.sampled_from([*FRAGMENTS[:25], *BODY_LINES]), max_size=2))
+        edits.append(((line, column), end, "".join(pieces)))
+    return text, edits
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(documents_under_a_header())
+def test_incremental_equals_full_parse_under_headers_that_take_a_block(
+    case: tuple[str, list[Edit]],
+) -> None:
+    text, edits = case
+    doc = Document(text)
+    for start, end, new_text in edits:
+        doc.apply_edit(start, end, new_text)
+        full = parse(doc.text)
+        assert signature(doc.module) == signature(full)
+        assert syntax_diagnostics(doc.module) == syntax_diagnostics(full)

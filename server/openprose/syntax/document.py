@@ -13,8 +13,10 @@ new text) and reparses only the statements the edit can affect:
 
 Whenever a step cannot prove the result equals a full parse (the block's own
 indentation changed, the block grew past its old end, an edit inside a ``choice``
-changed its options...), it escalates to the enclosing block, and finally to a full
-parse.  Property tests check the result against ``parse(text)`` after random edits.
+changed its options, the header read the block's first line or reports an issue at a
+replaced leaf...), it escalates to the enclosing block, and finally to a full parse.
+Property tests check the result against ``parse(text)`` after random edits (and
+bench/incremental_fuzz.py after 100,000 of them), syntax issues and positions included.
 """
 
 from __future__ import annotations
@@ -168,6 +170,8 @@ class Document:
         # statement holding its last line.
         i = max(0, _item_at_line(items, first) - 1)
         j = max(i, _item_at_line(items, last))
+        if i == 0 and not is_module and _header_may_read_first_line(block):
+            return None
         region_line = _first_line(items[i])
         region_offset = self._starts[region_line - 1]
 
@@ -219,6 +223,15 @@ class Document:
 
         offset = 0 if is_module else 1
         old_slice = block.children[offset + i : offset + resume]
+        if not is_module and _anchored_by_enclosing(block, old_slice):
+            return None
+        if (
+            not is_module
+            and resume == len(items)
+            and _header_nested(block)
+            and _open_token_at_end(items, new_items)
+        ):
+            return None
         for item in new_items:
             item.parent = block
         if is_module and resume == len(items):
@@ -314,6 +327,83 @@ def _line_indent(leaf: Any) -> str:
     cut = max(prefix.rfind("\n"), prefix.rfind("\r")) + 1
     indent = prefix[cut:]
     return indent.lstrip("\ufeff") if cut == 0 else indent
+
+
+def _header_may_read_first_line(block: Any) -> bool:
+    """Whether the header's expression may have read the block's first line.
+
+    A header expression that reaches the end of its line looks at the next one: a line
+    that starts with ``->`` or ``|`` continues it, a ``name:`` line gives a session its
+    properties.  A header that ends in its own ``:`` (junk after it aside) read no further.
+    """
+    siblings = block.parent.children
+    k = next(k for k, child in enumerate(siblings) if child is block)
+    before = siblings[k - 1] if k else None
+    if isinstance(before, t.ErrorNode) and k >= 2:
+        before = siblings[k - 2]
+    return not (isinstance(before, t.Operator) and before.value == ":")
+
+
+def _anchored_by_enclosing(block: Any, replaced: list[Any]) -> bool:
+    """Whether a construct around ``block`` anchors an issue in the ``replaced`` items.
+
+    A header's own errors found after its block (``parallel(loop)``: the `:` missing after
+    the brackets) go after the last leaf of that block; reusing the header would keep
+    them on the replaced leaves, at their old positions.
+    """
+    replaced_ids = {id(node) for node in replaced}
+    node = block.parent
+    while node is not None:
+        for issue in getattr(node, "issues", None) or ():
+            leaves = (issue.start_leaf, issue.end_leaf, *(r[1] for r in issue.related))
+            if any(id(_child_of(leaf, block)) in replaced_ids for leaf in leaves):
+                return True
+        node = node.parent
+    return False
+
+
+def _header_nested(block: Any) -> bool:
+    """Whether ``block`` belongs to a construct inside another one's header or value
+    (``if not do:``, ``parallel(loop)``, ``let x = parallel:``), whose parse goes on after
+    the block ends."""
+    owner = block.parent
+    if isinstance(owner, _OWN_LINE_CONSTRUCTS):
+        return False
+    return not isinstance(owner.parent, t.Module | t.Suite | t.PropertyBlock)
+
+
+def _open_token_at_end(items: list[Any], new_items: list[Any]) -> bool:
+    """Whether the block ended, before or after the edit, in an unclosed string or condition.
+
+    An enclosing header reports nothing missing after one (the unclosed token is the one
+    error), so its issues depend on how the block ends.
+    """
+    for item in (items[-1], new_items[-1] if new_items else None):
+        leaf = item.get_last_leaf() if item is not None else None
+        if isinstance(leaf, t.Newline):
+            continue
+        if isinstance(leaf, t.String | t.Discretion) and not leaf.is_terminated:
+            return True
+    return False
+
+
+def _child_of(leaf: Any, node: Any) -> Any:
+    """The child of ``node`` that holds ``leaf`` (None if ``leaf`` is not under ``node``)."""
+    current = leaf
+    while current is not None and current.parent is not node:
+        current = current.parent
+    return current
+
+
+# Clauses and pipeline stages start their own line: nothing after their block looks back.
+_OWN_LINE_CONSTRUCTS = (
+    t.ElifClause,
+    t.ElseClause,
+    t.CatchClause,
+    t.FinallyClause,
+    t.OptionClause,
+    t.PipeStage,
+)
 
 
 def _descendable(node: Any) -> bool:
