@@ -7,6 +7,15 @@ UTF16 = "utf-16"
 UTF32 = "utf-32"
 
 
+def encoding_name(kind: object) -> str:
+    """The encoding a negotiated ``PositionEncodingKind`` names (UTF-16 when none was).
+
+    ``str()`` of the enum is ``'PositionEncodingKind.Utf16'`` on Python 3.11+, which matched
+    none of the names below and made every position count code points: compare values."""
+    value = getattr(kind, "value", kind)
+    return value if value in (UTF8, UTF16, UTF32) else UTF16
+
+
 def _units(char: str, encoding: str) -> int:
     code = ord(char)
     if encoding == UTF16:

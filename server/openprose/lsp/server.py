@@ -26,11 +26,12 @@ from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from openprose import __version__
+from openprose.analysis.contracts import absolute, set_overlay
 from openprose.ide.lens import RUN_COMMAND
 from openprose.ide.triggers import COMPLETION_TRIGGERS, SIGNATURE_TRIGGERS
 from openprose.lsp import convert
 from openprose.lsp.documents import Documents, OpenDocument
-from openprose.lsp.positions import UTF16
+from openprose.lsp.positions import encoding_name
 from openprose.lsp.settings import Settings
 
 log = logging.getLogger("prose-ls")
@@ -41,6 +42,8 @@ class ProseLanguageServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("prose-ls", __version__)
         self.documents = Documents()
+        # Imported programs open in the editor are read as the editor has them, unsaved.
+        set_overlay(self.documents.unsaved)
         self.settings = Settings()
         self.workspace_index: Any = None  # ide.symbols.WorkspaceIndex, built on `initialized`
         # The seam for running programs: set by the VM once it exists.  While it is None the
@@ -51,7 +54,7 @@ class ProseLanguageServer(LanguageServer):
 
     @property
     def encoding(self) -> str:
-        return str(self.workspace.position_encoding or UTF16)
+        return encoding_name(self.workspace.position_encoding)
 
     @property
     def pulls_diagnostics(self) -> bool:
@@ -83,9 +86,8 @@ class ProseLanguageServer(LanguageServer):
     # ------------------------------------------------------------ diagnostics
 
     def schedule_diagnostics(self, doc: OpenDocument) -> None:
-        """Publish ``doc``'s diagnostics after the debounce delay, unless it changes again."""
-        if self.pulls_diagnostics:
-            return
+        """After the debounce delay, unless ``doc`` changes again: publish its diagnostics
+        (a pulling client asks for them itself), and check the documents importing it again."""
         if doc.pending is not None:
             doc.pending.cancel()
         doc.pending = asyncio.get_event_loop().create_task(self._publish_later(doc))
@@ -95,7 +97,9 @@ class ProseLanguageServer(LanguageServer):
         await asyncio.sleep(self.settings.debounce)
         if self.documents.get(doc.uri) is not doc or doc.version != version:
             return  # changed again or closed meanwhile
-        self.publish(doc)
+        if not self.pulls_diagnostics:
+            self.publish(doc)
+        self.importers_changed(doc.path)
 
     def publish(self, doc: OpenDocument) -> None:
         try:
@@ -117,9 +121,29 @@ class ProseLanguageServer(LanguageServer):
 
     def rules_changed(self) -> None:
         """The settings that choose the rules changed: every open document's diagnostics may
-        have. A pulling client keeps its last results until told to ask again."""
+        have."""
+        self.diagnostics_changed(self.documents.all())
+
+    def importers_changed(self, path: Path | None) -> None:
+        """The program at ``path`` changed (in the editor, on disk, or it was closed and its
+        unsaved text dropped): the open documents whose diagnostics depended on it are
+        analysed again and their diagnostics published or refreshed."""
+        if path is None:
+            return
+        file = absolute(path)
+        importers = [
+            doc for doc in self.documents.all() if doc.path != path and doc.depends_on(file)
+        ]
+        for doc in importers:
+            doc.forget_analysis()
+        if importers:
+            self.diagnostics_changed(importers)
+
+    def diagnostics_changed(self, docs: list[OpenDocument]) -> None:
+        """Push the diagnostics of ``docs`` again; a pulling client keeps its last results
+        until told to ask again (when it can be told: ``workspace/diagnostic/refresh``)."""
         if not self.pulls_diagnostics:
-            for doc in self.documents.all():
+            for doc in docs:
                 self.publish(doc)
             return
         capabilities = self.client_capabilities
@@ -276,6 +300,7 @@ def did_open(ls: ProseLanguageServer, params: types.DidOpenTextDocumentParams) -
     doc = ls.documents.open(item.uri, item.text, item.version, _path(item.uri))
     if not ls.pulls_diagnostics:
         ls.publish(doc)  # at once on open: nothing to debounce yet
+    ls.importers_changed(doc.path)  # its text in the editor now stands for the file
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
@@ -311,6 +336,7 @@ def did_save(ls: ProseLanguageServer, params: types.DidSaveTextDocumentParams) -
     doc = ls.documents.get(params.text_document.uri)
     if doc is not None:
         _reindex(ls, doc)
+        ls.importers_changed(doc.path)
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
@@ -320,6 +346,7 @@ def did_close(ls: ProseLanguageServer, params: types.DidCloseTextDocumentParams)
         if doc.pending is not None:
             doc.pending.cancel()
         _reindex(ls, doc)
+        ls.importers_changed(doc.path)  # its unsaved text is gone: the file stands again
     if not ls.pulls_diagnostics:
         ls.clear(params.text_document.uri)
 
