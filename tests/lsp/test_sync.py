@@ -242,6 +242,34 @@ async def test_typing_a_program_with_emojis_and_line_breaks(editor: Editor) -> N
     )
 
 
+async def test_an_edit_past_the_end_of_a_line_is_clamped_to_it(editor: Editor) -> None:
+    # The issue's example: (0,8)-(0,99) replaced by "1" leaves `let x = 1`.
+    text = 'let x = "abc"'
+    uri = await editor.open(text)
+    try:
+        editor.change(
+            uri,
+            2,
+            types.Position(line=0, character=8),
+            types.Position(line=0, character=99),
+            "1",
+        )
+        assert await editor.view(uri) == await editor.fresh_view("let x = 1")
+    finally:
+        editor.close(uri)
+
+
+@pytest.mark.parametrize("separator", ["\x0c", "\x0b", "\x1c", "\x85", "\u2028", "\u2029"])
+async def test_characters_that_are_not_line_breaks_in_lsp(editor: Editor, separator: str) -> None:
+    # Python's str.splitlines() breaks lines there; LSP (and our parser) does not.
+    text = f'# a{separator}b\nlet x = "{separator}{EMOJI}c"\nsession "{{x}}"\n'
+    await typing_session(
+        editor,
+        text,
+        [insert("c", "Z"), insert("b", EMOJI, 1), replace("Zc", ""), insert(separator, "#", 1)],
+    )
+
+
 async def test_an_invalid_character_is_reported_in_client_units(editor: Editor) -> None:
     text = f'session "{EMOJI}" {EMOJI}\n'
     uri = await editor.open(text)

@@ -32,6 +32,7 @@ from openprose.ide.triggers import COMPLETION_TRIGGERS, SIGNATURE_TRIGGERS
 from openprose.lsp import convert
 from openprose.lsp.documents import Documents, OpenDocument
 from openprose.lsp.positions import encoding_name
+from openprose.lsp.protocol import ProseProtocol
 from openprose.lsp.settings import Settings
 
 log = logging.getLogger("prose-ls")
@@ -40,7 +41,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 class ProseLanguageServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("prose-ls", __version__)
+        super().__init__("prose-ls", __version__, protocol_cls=ProseProtocol)
         self.documents = Documents()
         # Imported programs open in the editor are read as the editor has them, unsaved.
         set_overlay(self.documents.unsaved)
