@@ -17,7 +17,13 @@ from openprose.cli.render import (
     to_json,
     wants_colour,
 )
-from openprose.cli.sources import SourceError, SourceFile, discover, read_source
+from openprose.cli.sources import (
+    SourceError,
+    SourceFile,
+    add_size_option,
+    discover,
+    read_source,
+)
 from openprose.diagnostics import Diagnostic, Severity
 
 if TYPE_CHECKING:
@@ -60,6 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="use this configuration file (prose.toml-style, or a pyproject.toml with a "
         "[tool.openprose] table) instead of searching upwards from each file",
     )
+    add_size_option(parser)
     for option, meaning in (
         ("--select", "check only these rules (replaces the configuration's selection)"),
         ("--extend-select", "check these rules as well"),
@@ -118,7 +125,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
     for source in sources:
         try:
-            text = read_source(source)
+            text = read_source(source, args.max_file_size)
         except SourceError as error:
             report_unreadable(error)
             continue

@@ -7,7 +7,7 @@ from collections import Counter
 from typing import TextIO
 
 from openprose.cli.render import Style, format_human, format_summary, source_lines, wants_colour
-from openprose.cli.sources import SourceError, discover, read_source
+from openprose.cli.sources import SourceError, add_size_option, discover, read_source
 
 EXIT_OK = 0
 EXIT_INVALID = 1
@@ -16,6 +16,7 @@ EXIT_TROUBLE = 2
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("path", metavar="FILE", help="the program ('-' reads standard input)")
+    add_size_option(parser)
 
 
 def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
@@ -29,7 +30,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         return EXIT_TROUBLE
     source = sources[0]
     try:
-        text = read_source(source)
+        text = read_source(source, args.max_file_size)
     except SourceError as error:
         print(f"prose: error: {error}", file=stderr)
         return EXIT_TROUBLE

@@ -7,7 +7,12 @@ import codecs
 import difflib
 from typing import TextIO
 
-from openprose.cli.sources import SourceError, discover, read_source_and_bom
+from openprose.cli.sources import (
+    SourceError,
+    add_size_option,
+    discover,
+    read_source_and_bom,
+)
 from openprose.cli.writeback import write_back
 
 EXIT_OK = 0
@@ -33,6 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="change nothing; print a unified diff of what would change and exit 1 if any",
     )
+    add_size_option(parser)
 
 
 def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
@@ -46,7 +52,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     reformatted = unchanged = unwritten = 0
     for source in sources:
         try:
-            text, bom = read_source_and_bom(source)
+            text, bom = read_source_and_bom(source, args.max_file_size)
         except SourceError as error:
             print(f"prose: error: {error}", file=stderr)
             status = EXIT_TROUBLE
