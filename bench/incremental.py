@@ -289,14 +289,73 @@ def bench_program(name: str, text: str, syntax: Any, args: argparse.Namespace) -
     return rows
 
 
+# -- pathological inputs ----------------------------------------------------------------------
+
+# A block under a very long header line: the header's indentation was found by walking its
+# leaves back one `get_previous_leaf` at a time, each a search of the parent's children.
+BLOCK = '\n  session "a"\n  session "b"\n'
+PATHOLOGICAL = [
+    ("70 KB header of 10,000 `| map:`", "let x = items" + " | map:" * 10_000 + BLOCK),
+    ("40 KB header of nested `not`", "if " + "not " * 10_000 + "**c**:" + BLOCK),
+]
+
+
+def pathological_edits(text: str) -> list[tuple[str, Edit]]:
+    middle = len(text.split("\n")[0]) // 2
+    return [
+        ("char in the block", Edit((2, 3), (2, 3), "x")),
+        ("char in the header", Edit((0, middle), (0, middle), "x")),
+    ]
+
+
+def bench_pathological(syntax: Any, runs: int) -> list[list[str]]:
+    """Single edits on inputs where one edit once cost far more than a full parse."""
+    rows = []
+    for name, text in PATHOLOGICAL:
+        for where, edit in pathological_edits(text):
+            samples, modes, checks = [], set(), set()
+            for _ in range(runs):
+                doc = syntax.Document(text)
+                gc.collect()
+                samples.append(apply(doc, edit))
+                modes.add(doc.stats.mode)
+                checks.add(compare_with_full_parse(doc.module, doc.text, syntax.parse))
+            edited = syntax.Document(text)
+            edited.apply_edit(edit.start, edit.end, edit.text)
+            full_ms = full_parse_ms(edited.text, syntax.parse, runs)
+            edit_ms = median(samples) * 1000
+            rows.append(
+                [
+                    name,
+                    where,
+                    f"{edit_ms:.1f}",
+                    f"{full_ms:.1f}",
+                    f"{edit_ms / full_ms:.2f}",
+                    "/".join(sorted(modes)),
+                    "/".join(sorted(c.split(" ")[0] for c in checks)),
+                ]
+            )
+    return rows
+
+
 def main() -> None:
     options = argparse.ArgumentParser(description=__doc__)
     options.add_argument("--lines", type=int, default=10_000, help="size of generated programs")
     options.add_argument("--repetitions", type=int, default=200, help="edits per scenario")
     options.add_argument("--budget", type=float, default=4.0, help="max seconds per scenario")
+    options.add_argument("--runs", type=int, default=3, help="runs of each pathological edit")
+    options.add_argument(
+        "--pathological-only", action="store_true", help="only the pathological inputs"
+    )
     args = options.parse_args()
 
     syntax = load_syntax()
+    print("Pathological inputs: one edit (median of --runs) against a full parse of the result")
+    header = ["input", "edit", "edit ms", "full ms", "edit/full", "mode", "tree"]
+    print(format_table(header, bench_pathological(syntax, args.runs), text_columns=2))
+    print()
+    if args.pathological_only:
+        return
     print(f"Incremental reparse, {args.lines}-line programs, {args.repetitions} edits/scenario")
     print("Checks (untimed, after each timed loop) against a fresh full parse:")
     rows = bench_program("flat", flat_program(args.lines), syntax, args)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from parso import tree as parso_tree
 
 from openprose.syntax import Document, parse
 from openprose.syntax.debug import check_parents, signature
@@ -121,3 +122,49 @@ def test_astral_characters_are_one_column_each() -> None:
     doc.apply_edit((0, 12), (0, 12), "y")  # the astral character counts as one
     assert doc.text == 'session "\U0001d11e xy"\n'
     assert_matches_full_parse(doc)
+
+
+# --------------------------------------------------------------------------- cost bounds
+
+BLOCK_UNDER = '\n  session "a"\n  session "b"\n'
+
+
+@pytest.mark.parametrize(
+    "header",
+    ["let x = items" + " | map:" * 10_000, "if " + "not " * 10_000 + "**c**:"],
+    ids=["pipe stages", "nested not"],
+)
+def test_an_edit_under_a_long_header_does_not_walk_back_along_it(
+    header: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # parso's get_previous_leaf searches the parent's children at each step: finding the
+    # header's indentation that way was quadratic in the header's length (seconds).
+    calls = 0
+    previous_leaf = parso_tree.NodeOrLeaf.get_previous_leaf
+
+    def counting(self: parso_tree.NodeOrLeaf) -> parso_tree.Leaf | None:
+        nonlocal calls
+        calls += 1
+        return previous_leaf(self)
+
+    doc = Document(header + BLOCK_UNDER)
+    monkeypatch.setattr(parso_tree.NodeOrLeaf, "get_previous_leaf", counting)
+    doc.apply_edit((2, 3), (2, 3), "x")
+    monkeypatch.undo()
+    assert doc.stats.mode == "incremental"
+    assert calls <= 5
+    assert_matches_full_parse(doc)
+
+
+def test_a_block_reparse_that_runs_away_reads_a_bounded_share_of_the_text() -> None:
+    # Closing a `"""` that ran to the end of the file turns the rest into statements: the
+    # block's reparse reads them all, then fails (the block now ends before `do main`), and
+    # the module's reparse reads them again.  The blocks inside the module may read a
+    # quarter of the text before the reparse goes to the module level.
+    text = block_program(2000).replace(
+        '  let v2 = session "Step 2"', '  let v2 = session """Step 2'
+    )
+    doc = Document(text)
+    doc.apply_edit((3, 30), (3, 30), '"""')
+    assert_matches_full_parse(doc)
+    assert doc.stats.read <= 1.25 * len(doc.text) + 100  # and a logical line past the limit

@@ -23,14 +23,23 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from openprose.syntax import tree as t
 from openprose.syntax.parser import STATEMENTS, Parser, gc_paused, parse
-from openprose.syntax.tokenizer import count_newlines
+from openprose.syntax.tokenizer import ScanLimitReached, count_newlines
 
 _LINE_BREAK = re.compile(r"\r\n|\n|\r")
+# Reparsing a block inside the module can fail (the block grew past its end...) and
+# escalate, reading the same text again one level up.  The blocks inside the module
+# share an allowance of this fraction of the text; past it, only the module level is
+# tried, which reads at most the text a full parse would.  So an edit costs at most
+# (1 + 1/4) full parses, instead of one reparse per level of nesting.  Below the floor
+# (a fraction of a millisecond of parsing) the bound gains nothing.
+INNER_READ_SHARE = 4
+INNER_READ_FLOOR = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +50,7 @@ class ReparseStats:
     reparsed_statements: int = 0
     reused_statements: int = 0
     depth: int = 0
+    read: int = 0  # characters the reparse read, over every level it tried
 
 
 def line_starts(text: str) -> list[int]:
@@ -153,15 +163,36 @@ class Document:
     # ------------------------------------------------------------ reparsing
 
     def _reparse(self, text: str, first: int, last: int, delta: int) -> ReparseStats | None:
+        allowance = max(len(text) // INNER_READ_SHARE, INNER_READ_FLOOR)
+        read = 0
         for depth, block in enumerate(reversed(_blocks_containing(self.module, first, last))):
-            stats = self._reparse_block(block, text, first, last, delta)
+            if block is self.module:
+                limit = None
+            elif read >= allowance:
+                continue  # an outer block's region holds this one's: skip to the module
+            else:
+                limit = allowance - read
+            attempt = _Attempt()
+            stats = self._reparse_block(block, text, first, last, delta, limit, attempt)
+            read += attempt.read
+            if attempt.over_limit:
+                read = max(read, allowance)
             if stats is not None:
-                return ReparseStats(stats[0], stats[1], stats[2], depth)
+                return ReparseStats(stats[0], stats[1], stats[2], depth, read)
         return None
 
     def _reparse_block(
-        self, block: Any, text: str, first: int, last: int, delta: int
+        self,
+        block: Any,
+        text: str,
+        first: int,
+        last: int,
+        delta: int,
+        limit: int | None,
+        attempt: _Attempt,
     ) -> tuple[str, int, int] | None:
+        """Reparse the statements of ``block`` around the edit, reading at most ``limit``
+        characters (None: no limit); None if that cannot be proved to equal a full parse."""
         is_module = isinstance(block, t.Module)
         items = block.children[:-1] if is_module else block.children[1:]
         if not items:
@@ -174,15 +205,26 @@ class Document:
             return None
         region_line = _first_line(items[i])
         region_offset = self._starts[region_line - 1]
+        if limit is not None:
+            # The reparse reads at least to the end of the statement holding the edit.
+            end_line = _last_line(items[j]) + delta
+            end = self._starts[end_line] if end_line < len(self._starts) else len(text)
+            if end - region_offset > limit:
+                attempt.over_limit = True
+                return None
 
         if is_module:
             parent_indent: str | None = None
             block_indent = ""
         else:
-            parent_indent = _line_indent(block.children[0])
+            # The indentation the parser compared the block's lines with: the header's,
+            # captured where the construct owning the block starts.
+            parent_indent = _line_indent(block.parent.get_first_leaf())
             block_indent = _line_indent(items[0].get_first_leaf())
 
-        parser = Parser(text, region_offset, region_line)
+        parser = Parser(
+            text, region_offset, region_line, None if limit is None else region_offset + limit
+        )
         parser.nesting = _enclosing_blocks(block)
         if i == 0 and not is_module and (parser.line.eof or parser.line.indent != block_indent):
             return None  # the block's own indentation may have changed
@@ -202,7 +244,13 @@ class Document:
             return True
 
         parser.stop_at = stop_at
-        new_items = parser.parse_items(STATEMENTS, parent_indent, block_indent)
+        try:
+            new_items = parser.parse_items(STATEMENTS, parent_indent, block_indent)
+        except ScanLimitReached:
+            attempt.over_limit = True
+            return None
+        finally:
+            attempt.read = parser.tokenizer.pos - region_offset
 
         at_eof = False
         if parser.stopped:
@@ -251,6 +299,16 @@ class Document:
                 self.module.children[-1] = marker
         release(old_slice)
         return "incremental", len(new_items), len(items) - len(old_slice)
+
+
+class _Attempt:
+    """What one level's reparse read, and whether it stopped at its limit."""
+
+    __slots__ = ("over_limit", "read")
+
+    def __init__(self) -> None:
+        self.read = 0
+        self.over_limit = False
 
 
 # ---------------------------------------------------------------- tree helpers
@@ -318,15 +376,36 @@ def _enclosing_blocks(block: Any) -> int:
 def _line_indent(leaf: Any) -> str:
     """The indentation of the logical line holding ``leaf``."""
     current = leaf
-    while True:
-        prev = current.get_previous_leaf()
-        if prev is None or isinstance(prev, t.Newline):
+    for prev in _leaves_before(leaf):
+        if isinstance(prev, t.Newline):
             break
         current = prev
     prefix = current.prefix
     cut = max(prefix.rfind("\n"), prefix.rfind("\r")) + 1
     indent = prefix[cut:]
     return indent.lstrip("\ufeff") if cut == 0 else indent
+
+
+def _leaves_before(leaf: Any) -> Iterator[Any]:
+    """The leaves before ``leaf``, nearest first.
+
+    parso's ``get_previous_leaf`` searches the parent's children at every step, which
+    made walking back over a header line of 10,000 tokens take seconds.
+    """
+    node = leaf
+    while node.parent is not None:
+        siblings = node.parent.children
+        k = next(k for k, child in enumerate(siblings) if child is node)
+        for index in range(k - 1, -1, -1):
+            stack = [siblings[index]]
+            while stack:
+                current = stack.pop()
+                children = getattr(current, "children", None)
+                if children is None:
+                    yield current
+                else:
+                    stack.extend(children)
+        node = node.parent
 
 
 def _header_may_read_first_line(block: Any) -> bool:

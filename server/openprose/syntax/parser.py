@@ -97,8 +97,8 @@ def describe(leaf: Any) -> str:
 
 
 class Parser:
-    def __init__(self, text: str, pos: int = 0, line: int = 1) -> None:
-        self.tokenizer = Tokenizer(text, pos, line)
+    def __init__(self, text: str, pos: int = 0, line: int = 1, limit: int | None = None) -> None:
+        self.tokenizer = Tokenizer(text, pos, line, limit)
         self._pending: LogicalLine | None = None
         self.line: LogicalLine = self.tokenizer.next_line()
         self.toks = self.line.tokens

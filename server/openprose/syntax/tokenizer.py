@@ -102,18 +102,27 @@ class LogicalLine:
         return f"<LogicalLine {self.prefix_line} {self.indent!r} {words!r}>"
 
 
+class ScanLimitReached(Exception):
+    """A tokenizer given a ``limit`` was asked for a line starting past it."""
+
+
 class Tokenizer:
-    def __init__(self, text: str, pos: int = 0, line: int = 1) -> None:
+    def __init__(self, text: str, pos: int = 0, line: int = 1, limit: int | None = None) -> None:
         self.text = text
         self.pos = pos
         self.line = line
         self.done = False
+        # The incremental parser bounds how far a partial reparse may read: past this
+        # offset a full parse is cheaper.  A full parse has no limit and never raises.
+        self.limit = len(text) if limit is None else limit
 
     def next_line(self) -> LogicalLine:
         """Read the next logical line (an ``eof`` line once the text is exhausted)."""
         text = self.text
         length = len(text)
         pos = self.pos
+        if pos > self.limit:
+            raise ScanLimitReached
         line = self.line
         prefix_start = pos
         prefix_line = line
