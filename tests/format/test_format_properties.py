@@ -13,7 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from openprose.checking import check_text
@@ -573,4 +573,50 @@ def test_arbitrary_text_keeps_its_content(text: str) -> None:
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(texts)
 def test_arbitrary_text_formats_safely(text: str) -> None:
-    assert_safe(text, allow_refusal=True)
+    assert_errors_kept(text)
+
+
+# ---------------------------------------------------------------- statements with errors
+
+# Pieces of strings closed early and of over-indented regions (E031, E032): the texts where
+# the printer must keep a statement as written instead of laying it out.
+# Built line by line (an indentation, a few pieces, a line ending), since what matters is
+# which line a `"""` closes on and how the lines after it are indented.
+ERROR_PIECES = ['"""', '"""', '"', "n", "s=", "x:", " ", "\\", "#"]
+error_lines = st.tuples(
+    st.sampled_from(["", "", " ", "  ", "\t"]),
+    st.lists(st.sampled_from(ERROR_PIECES), min_size=1, max_size=3).map("".join),
+    st.sampled_from(["\n", "\n", "\r\n", "\r", ""]),
+).map("".join)
+error_texts = st.lists(error_lines, max_size=5).map("".join)
+
+
+def error_statements(module: t.Module) -> list[str]:
+    """The code (prefix left out) of each top-level statement with a syntax error: an
+    error node, or a syntax diagnostic starting inside it."""
+    starts = [d.start for d in syntax_diagnostics(module)]
+    found = []
+    for statement in module.statements():
+        first, end = statement.get_first_leaf().start_pos, statement.end_pos
+        if isinstance(statement, t.ErrorNode) or any(first <= s < end for s in starts):
+            found.append(statement.get_code(include_prefix=False))
+    return found
+
+
+def assert_errors_kept(text: str) -> None:
+    """Formatting never refuses, and the statements with syntax errors are in the output
+    byte for byte, in order."""
+    result = assert_safe(text)
+    at = 0
+    for code in error_statements(parse(text)):
+        found = result.text.find(code, at)
+        assert found >= 0, f"not kept as written: {code!r}"
+        at = found + len(code)
+
+
+@settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(error_texts)
+@example('s="""\nn"""\n "')  # the issue's example, so the search never misses it
+@example("\n\ufeff")
+def test_statements_with_errors_are_kept_as_written(text: str) -> None:
+    assert_errors_kept(text)

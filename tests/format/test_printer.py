@@ -653,3 +653,32 @@ def test_a_second_byte_order_mark_is_not_joined_to_the_next_line() -> None:
         assert result.text.endswith('\nsession "a"\n')
     else:
         assert result.text == source
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        's="""\nn"""\n "',
+        's=""":\nn"""\n\t"',
+        's="""\r\nn"""\r\n  n\\',
+        'let \t"""\n""""\n  model: sonnet',
+        'session\\n"""session  \r\n#"""\n :',
+    ],
+)
+def test_indented_text_after_a_string_closed_early_is_left_as_written(source: str) -> None:
+    # A `"""` that closes a string early (E031) leaves the indented lines after it as an
+    # over-indented region of their own; moving them to the left margin would make them
+    # statements, so they are kept as written like the statement before them.
+    result = formatted(source)
+    assert result.text.startswith(source.rstrip("\r\n"))
+    assert result.unformatted == 2
+
+
+@pytest.mark.parametrize("source", ["\n\ufeff", "\n\n\ufeffx\n", "\r\n\ufeff"])
+def test_a_stray_u_feff_after_blank_lines_does_not_become_a_byte_order_mark(
+    source: str,
+) -> None:
+    # Only a file's first character is a byte-order mark: removing the blank lines before a
+    # later U+FEFF (a broken statement) would make it one.
+    result = formatted(source)
+    assert result.text.rstrip("\r\n") == source.rstrip("\r\n")

@@ -46,8 +46,13 @@ def _partition_line(text: str) -> tuple[str, str, str]:
 
 def broken_statements(module: t.Module) -> set[int]:
     """Ids of the top-level statements that contain a syntax issue (the parser records
-    one for every error node and invalid character)."""
-    broken: set[int] = set()
+    one for every error node and invalid character), and of every top-level error node.
+
+    An issue may point outside its node: the lines indented after a string closed early by
+    a stray `\"\"\"` form an error block whose issue points at that string, in the statement
+    before.  Both are kept as written, since moving the block to the left margin would
+    turn its lines into statements."""
+    broken: set[int] = {id(s) for s in module.statements() if isinstance(s, t.ErrorNode)}
     for issue in iter_issues(module):
         node: Any = issue.start_leaf
         while node.parent is not None and not isinstance(node.parent, t.Module):
@@ -102,6 +107,11 @@ class Printer:
         for leaf in t.iter_leaves(node):
             if first:
                 self.line_start_prefix(leaf, "", keep_indent=True)
+                at_start = self.prev is None and not "".join(self.out)
+                if at_start and leaf.value.startswith("\ufeff"):
+                    # Dropping the leading blank lines would make this stray U+FEFF the
+                    # file's first character, that is a byte-order mark: keep them.
+                    self.out.append(leaf.prefix)
                 first = False
             else:
                 self.out.append(leaf.prefix)
