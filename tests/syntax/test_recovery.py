@@ -336,6 +336,50 @@ def test_e005_not_a_property() -> None:
     assert_next_session(module.statements()[1], "next", 4)
 
 
+# Nesting past the limit (64 levels of blocks, brackets and `not`, counted together): one
+# E005 at the first construct past it, and what it encloses read flatly, without cascade.
+
+DEEP = 3000
+NESTED_IFS = "".join("  " * k + "if **c**:\n" for k in range(100)) + "  " * 100 + 'session "a"'
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "end"),
+    [
+        ("let x = " + "[" * DEEP + "]" * DEEP, (1, 8 + 64), (1, 8 + 65)),
+        ("let x = f" + "(f" * DEEP + ")" * DEEP, (1, 9 + 2 * 64), (1, 10 + 2 * 64)),
+        ("let x = " + "{a: " * DEEP + "1" + "}" * DEEP, (1, 8 + 4 * 64), (1, 9 + 4 * 64)),
+        ("if " + "not " * DEEP + '**c**:\n  session "a"', (1, 3 + 4 * 64), (1, 6 + 4 * 64)),
+        (NESTED_IFS, (66, 2 * 65), (66, 2 * 65 + 2)),
+    ],
+    ids=["brackets", "parentheses", "braces", "nots", "blocks"],
+)
+def test_nesting_past_the_limit_is_one_error(
+    text: str, start: tuple[int, int], end: tuple[int, int]
+) -> None:
+    text += '\nsession "next"\n'
+    module = parse(text)
+    assert module.get_code() == text
+    d = only(syntax_diagnostics(module), "E005")
+    assert span(d) == (start, end)
+    assert d.message.startswith("nested too deeply: more than 64 levels")
+    assert_next_session(module.statements()[-1], "next", text.count("\n"))
+
+
+@pytest.mark.parametrize("opener", ["[", "f(", "{a: ", "not "])
+def test_nesting_up_to_the_limit_is_clean(opener: str) -> None:
+    closer = {"[": "]", "f(": ")", "{a: ": "}", "not ": ""}[opener]
+    text = "let x = " + opener * 64 + "1" + closer * 64 + "\n"
+    assert syntax_diagnostics(parse(text)) == []
+
+
+def test_brackets_after_a_too_deep_one_are_still_checked() -> None:
+    text = "let x = [" + "[" * 70 + "]" * 70 + ", 1\n"
+    d1, d2 = syntax_diagnostics(parse(text))
+    assert (d1.code, d1.start) == ("E030", (1, 8))  # the outer `[` really is unclosed
+    assert (d2.code, d2.start) == ("E005", (1, 8 + 64))
+
+
 # --------------------------------------------------------------------------- E020 / E023
 
 

@@ -81,3 +81,14 @@ def test_editing_deep_inside_nested_blocks_matches_a_full_parse() -> None:
     for line in (10, 60, 70):
         doc.apply_edit((line, line + 5), (line, line + 5), "z")
         assert signature(doc.module) == signature(parse(doc.text))
+
+
+def test_editing_a_block_inside_brackets_near_the_nesting_limit_matches_a_full_parse() -> None:
+    # Brackets count toward the nesting limit like blocks: a block inside one must not be
+    # reparsed as if only the blocks around it counted.
+    depth = 63
+    lines = ["  " * k + "if **c**:" for k in range(depth)] + ["  " * depth + "let x = [do:"]
+    lines += ["  " * (depth + 1) + 'session "a"', "  " * (depth + 1) + 'session "b"']
+    doc = Document("\n".join(lines) + "\n")
+    doc.apply_edit((depth + 2, 2 * depth + 5), (depth + 2, 2 * depth + 5), "x")
+    assert signature(doc.module) == signature(parse(doc.text))

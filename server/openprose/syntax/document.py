@@ -531,10 +531,22 @@ def _block_within(item: Any, first: int, last: int) -> Any:
             if _first_line(children[1]) <= first and _last_line(children[-1]) >= last:
                 return node
             continue
-        if isinstance(node, t.ErrorNode):
+        if isinstance(node, (t.ErrorNode, *_NESTING_EXPRESSIONS)):
             continue
         stack.extend(children)
     return None
+
+
+# Brackets and `not` count toward the parser's nesting limit like blocks do; a block
+# inside one is reparsed with its statement, where the parser counts them itself.
+_NESTING_EXPRESSIONS = (
+    t.ArrayLiteral,
+    t.ObjectLiteral,
+    t.Arguments,
+    t.Parameters,
+    t.Subscript,
+    t.NotExpression,
+)
 
 
 def _shift_after(block: Any, index: int, delta: int) -> None:

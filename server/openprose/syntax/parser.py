@@ -115,8 +115,9 @@ class Parser:
         self.stop_at: Callable[[int], bool] | None = None
         self.stopped = False
         self.calls_allowed = True
-        # Blocks, brackets and `not`s open so far: past MAX_NESTING the rest is read
-        # flatly as one error, so deep nesting can never exhaust Python's stack.
+        # Blocks (the module included), brackets and `not`s open so far: what lies past
+        # MAX_NESTING levels is read flatly as one error, so deep nesting can never
+        # exhaust Python's stack.
         self.nesting = 0
 
     # ------------------------------------------------------------ token access
@@ -272,7 +273,7 @@ class Parser:
 
     def parse_items(self, kind: int, parent: str | None, block: str) -> list[Any]:
         """Items of a block indented with ``block`` under a header indented ``parent``."""
-        if self.nesting >= MAX_NESTING and parent is not None:
+        if self.nesting > MAX_NESTING and parent is not None:
             return [self.too_deep_block(parent)]
         self.nesting += 1
         try:
@@ -290,11 +291,7 @@ class Parser:
             self._advance()
         self.barrier = True
         node = t.ErrorBlock(leaves)
-        node.issues = [
-            t.SyntaxIssue(
-                "E005", f"blocks are nested too deeply (more than {MAX_NESTING})", leaves[0]
-            )
-        ]
+        node.issues = [too_deep(leaves[0], "this block")]
         return node
 
     def _parse_items(self, kind: int, parent: str | None, block: str) -> list[Any]:
@@ -1112,10 +1109,12 @@ class Parser:
 
     def _not_test(self) -> Any:
         if self.at_word("not"):
+            if self.nesting > MAX_NESTING:
+                return self._too_deep_not()
             kw = self.take_keyword()
             self.nesting += 1
             try:
-                operand = self._not_test() if self.nesting < MAX_NESTING else None
+                operand = self._not_test()
             finally:
                 self.nesting -= 1
             if operand is None:
@@ -1133,6 +1132,19 @@ class Parser:
             self.missing("E004", f"expected a value after `{ops[-1].value}`", ops[-1])
             return t.Comparison([left, *ops])
         return t.Comparison([left, *ops, right])
+
+    def _too_deep_not(self) -> t.ErrorNode:
+        """A run of `not` past the nesting limit and what it applies to, as one error."""
+        children: list[Any] = []
+        while self.at_word("not"):
+            children.append(self.take_keyword())
+        saved, self.issues = self.issues, []
+        operand = self._not_test()  # no `not` left to recurse on
+        self.issues = saved
+        if operand is not None:
+            children.append(operand)
+        self.issues.append(too_deep(children[0], "the condition after this `not`"))
+        return t.ErrorNode(children)
 
     def _comparison_operator(self) -> list[Any]:
         tok = self.cur()
@@ -1176,15 +1188,32 @@ class Parser:
     # Bracketed lists ---------------------------------------------------------
 
     def _bracketed(self, open_: str, close: str, element: Callable[[], Any]) -> list[Any]:
-        if self.nesting >= MAX_NESTING:
-            children: list[Any] = []
-            self.junk(children, f"brackets are nested too deeply (more than {MAX_NESTING})")
-            return children
+        if self.nesting > MAX_NESTING:
+            return [self._too_deep_brackets()]
         self.nesting += 1
         try:
             return self._bracketed_items(open_, close, element)
         finally:
             self.nesting -= 1
+
+    def _too_deep_brackets(self) -> t.ErrorNode:
+        """A bracket past the nesting limit, up to its matching closer (or the end of the
+        line), as one error: the brackets around it still find their own closers."""
+        start = self.i
+        depth = 0
+        while self.i < self.n:
+            tok = self.toks[self.i]
+            self.i += 1
+            if isinstance(tok, t.Operator):
+                if tok.value in _OPENERS:
+                    depth += 1
+                elif tok.value in _CLOSERS:
+                    depth -= 1
+                    if depth == 0:
+                        break
+        opener = self.toks[start]
+        self.issues.append(too_deep(opener, f"what this `{opener.value}` encloses"))
+        return t.ErrorNode(self.toks[start : self.i])
 
     def _bracketed_items(self, open_: str, close: str, element: Callable[[], Any]) -> list[Any]:
         opener = self.take()
@@ -1441,6 +1470,21 @@ _EXPRESSIONS: dict[str, Callable[[Parser], Any]] = {
     "loop": Parser.parse_loop,
     "try": Parser.parse_try,
 }
+
+
+_OPENERS = frozenset("([{")
+_CLOSERS = frozenset(")]}")
+
+
+def too_deep(leaf: Any, what: str) -> t.SyntaxIssue:
+    """The one error for nesting past the limit (deeper nesting could exhaust the stack of
+    every tool that walks the tree, so the parser does not build it)."""
+    return t.SyntaxIssue(
+        "E005",
+        f"nested too deeply: more than {MAX_NESTING} levels of blocks, brackets and `not`; "
+        f"{what} is read without being checked",
+        leaf,
+    )
 
 
 def parse(text: str) -> t.Module:
