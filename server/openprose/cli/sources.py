@@ -6,20 +6,21 @@ import argparse
 import codecs
 import os
 import re
-import stat
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import BinaryIO
+
+from openprose.files import (
+    DEFAULT_MAX_FILE_SIZE,
+    FileTooLarge,
+    NotRegularFile,
+    read_at_most,
+    read_bytes,
+)
 
 PROSE_SUFFIX = ".prose"
 STDIN_PATH = "-"
 STDIN_DISPLAY = "<stdin>"
-
-# 200 times the largest program of the shared corpus (49 KB). `prose check` on a generated
-# 10 MB program takes about 25 s and 400 MB: slow but bounded, and anything larger is more
-# likely a mistake (a log, a data file) than a program.
-DEFAULT_MAX_FILE_SIZE = 10 * 1024 * 1024
 _SIZE = re.compile(r"([0-9]+)([kmg]?)", re.IGNORECASE)
 _SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 
@@ -127,47 +128,25 @@ def read_source_and_bom(
 ) -> tuple[str, bool]:
     """``read_source``, and whether the bytes began with a byte-order mark (standard input
     cannot be read twice, so a caller that writes the text back asks here)."""
+    too_large = f"more than the limit of {max_size} bytes (see --max-file-size)"
     try:
         if source.fs_path is None:
-            data = _read_at_most(sys.stdin.buffer, max_size + 1)
+            data = read_at_most(sys.stdin.buffer, max_size + 1)
         else:
-            data = _read_regular_file(source, max_size)
+            data = read_bytes(source.fs_path, max_size)
+    except NotRegularFile:
+        raise SourceError(source.display_path, "not a regular file") from None
+    except FileTooLarge as error:
+        if error.size is not None:
+            too_large = (
+                f"{error.size} bytes, more than the limit of {max_size} (see --max-file-size)"
+            )
+        raise SourceError(source.display_path, too_large) from None
     except OSError as error:
         raise SourceError(source.display_path, _reason(error)) from None
-    if len(data) > max_size:  # standard input, or a file that grew while being read
-        raise SourceError(source.display_path, f"more than the limit of {max_size} bytes{_SEE}")
+    if len(data) > max_size:  # standard input
+        raise SourceError(source.display_path, too_large)
     return decode_source(data, source.display_path), data.startswith(codecs.BOM_UTF8)
-
-
-_SEE = " (see --max-file-size)"
-
-
-def _read_regular_file(source: SourceFile, max_size: int) -> bytes:
-    assert source.fs_path is not None
-    # Non-blocking, so that opening a FIFO returns at once (instead of waiting for a
-    # writer) and the check below can refuse it; a regular file ignores the flag.
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-    with os.fdopen(os.open(source.fs_path, flags), "rb") as stream:
-        status = os.fstat(stream.fileno())
-        if not stat.S_ISREG(status.st_mode):
-            # A FIFO would block or never end, a device (/dev/zero) could fill memory.
-            raise SourceError(source.display_path, "not a regular file")
-        if status.st_size > max_size:
-            size = status.st_size
-            reason = f"{size} bytes, more than the limit of {max_size}{_SEE}"
-            raise SourceError(source.display_path, reason)
-        return _read_at_most(stream, max_size + 1)
-
-
-def _read_at_most(stream: BinaryIO, limit: int) -> bytes:
-    # In chunks: read(limit) would allocate the whole limit up front, even for 10 bytes.
-    data = bytearray()
-    while len(data) < limit:
-        chunk = stream.read(min(1 << 20, limit - len(data)))
-        if not chunk:
-            break
-        data += chunk
-    return bytes(data)
 
 
 def decode_source(data: bytes, display_path: str) -> str:
