@@ -24,6 +24,7 @@ from openprose.analysis.contracts import (
 from openprose.checking import check_text
 from openprose.diagnostics import Diagnostic
 from openprose.syntax import parse
+from tests.fifos import finishes
 
 RESEARCH = """\
 input topic: "The subject to research"
@@ -385,6 +386,45 @@ def test_unreadable_program(tmp_path: Path) -> None:
     (tmp_path / "bad.prose").write_bytes(b"\xff\xfe\x00 not utf-8")
     (d,) = check(tmp_path / "main.prose", 'use "./bad.prose"\n')
     assert d.code == "E072" and "cannot be read" in d.message
+
+
+needs_fifos = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs (POSIX)")
+
+
+@needs_fifos
+def test_imported_fifo_is_not_a_regular_file(tmp_path: Path) -> None:
+    fifo = tmp_path / "x.prose"
+    os.mkfifo(fifo)
+    (d,) = finishes(lambda: check(tmp_path / "main.prose", 'use "./x" as x\n'), fifo)
+    assert d.code == "E072" and where(d) == ((1, 4), (1, 9))
+    assert d.message == (
+        f"imported program not found: `./x`: `{fifo.resolve()}` cannot be read: not a regular file"
+    )
+
+
+@needs_fifos
+def test_imported_device_behind_a_link_is_not_a_regular_file(tmp_path: Path) -> None:
+    (tmp_path / "zero.prose").symlink_to("/dev/zero")
+    (d,) = check(tmp_path / "main.prose", 'use "./zero.prose" as z\n')
+    assert d.code == "E072"
+    assert d.message.endswith("`/dev/zero` cannot be read: not a regular file")
+
+
+def test_imported_program_over_the_size_limit(tmp_path: Path) -> None:
+    write(tmp_path / "big.prose", 'input x: "an x"\n' + "# padding\n" * 20)
+    resolution = ContractLoader(max_size=100).resolve(tmp_path / "main.prose", "./big")
+    assert resolution.status is Status.MISSING
+    assert resolution.reason == "cannot be read: larger than 100 bytes"
+    assert ContractLoader().resolve(tmp_path / "main.prose", "./big").status is Status.FOUND
+
+
+def test_a_regular_file_beats_a_directory_of_the_same_name(tmp_path: Path) -> None:
+    (tmp_path / "lib").mkdir()
+    write(tmp_path / "lib.prose", 'input x: "an x"\n')
+    resolution = ContractLoader().resolve(tmp_path / "main.prose", "./lib")
+    assert (
+        resolution.status is Status.FOUND and resolution.file == (tmp_path / "lib.prose").resolve()
+    )
 
 
 def test_good_imports_are_clean(tmp_path: Path) -> None:

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from openprose.files import DEFAULT_MAX_FILE_SIZE, FileTooLarge, read_text
 from openprose.syntax import tree as t
 
 Position = tuple[int, int]
@@ -249,19 +250,23 @@ def clear_cache() -> None:
         _cache.clear()
 
 
-def read_contract(file: Path) -> Contract:
+def read_contract(file: Path, max_size: int = DEFAULT_MAX_FILE_SIZE) -> Contract:
     """The contract of the program in ``file``, parsed once per version of the file.
 
-    Raises ``OSError`` (or ``UnicodeDecodeError``) when the file cannot be read.
+    Raises ``OSError`` (or ``UnicodeDecodeError``) when the file cannot be read, and
+    ``openprose.files.NotRegularFile`` or ``FileTooLarge`` (both ``OSError``) when it is
+    not a regular file or is larger than ``max_size`` bytes.
     """
     from openprose.syntax import parse
 
     stat = file.stat()
+    if stat.st_size > max_size:  # a loader with a smaller limit than the one that cached it
+        raise FileTooLarge(str(file), max_size, stat.st_size)
     with _cache_lock:
         cached = _cache.get(file)
     if cached is not None and cached[0] == stat.st_mtime_ns and cached[1] == stat.st_size:
         return cached[2]
-    text = file.read_bytes().decode("utf-8-sig")
+    text = read_text(file, max_size)
     contract = contract_of(parse(text), file)
     with _cache_lock:
         _cache[file] = (stat.st_mtime_ns, stat.st_size, contract)
@@ -284,8 +289,11 @@ class ContractLoader:
     it is found from each importing file (``project_root_of``).
     """
 
-    def __init__(self, project_root: Path | None = None) -> None:
+    def __init__(
+        self, project_root: Path | None = None, max_size: int = DEFAULT_MAX_FILE_SIZE
+    ) -> None:
         self.project_root = project_root
+        self.max_size = max_size  # larger program files are not read (E072)
         self._roots: dict[Path, Path] = {}
 
     def resolve(self, importer: Path | None, text: str) -> Resolution:
@@ -311,6 +319,11 @@ class ContractLoader:
         for candidate in candidates:
             if candidate.is_file():
                 return self._read(path, _absolute(candidate))
+        for candidate in candidates:
+            # There, but not a regular file (a FIFO, a device): read, so that it is refused
+            # with that reason rather than said not to exist.
+            if candidate.exists() and not candidate.is_dir():
+                return self._read(path, _absolute(candidate))
         return Resolution(path, Status.MISSING, file=candidates[-1], reason="no such file")
 
     def _registry(self, importer: Path | None, path: ImportPath) -> Resolution:
@@ -331,7 +344,7 @@ class ContractLoader:
 
     def _read(self, path: ImportPath, file: Path) -> Resolution:
         try:
-            contract = read_contract(file)
+            contract = read_contract(file, self.max_size)
         except (OSError, UnicodeDecodeError) as error:
             reason = getattr(error, "strerror", None) or str(error)
             return Resolution(path, Status.MISSING, file=file, reason=f"cannot be read: {reason}")
