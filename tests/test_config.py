@@ -22,6 +22,7 @@ from openprose.config import (
     load_config,
 )
 from openprose.diagnostics import Severity
+from tests.fifos import finishes
 
 # One program, four diagnostics (checked against the real output of `prose check`):
 #   1:1  E043 assignment to an undefined variable
@@ -243,6 +244,41 @@ def test_malformed_files_raise_config_error(tmp_path: Path) -> None:
         ConfigFinder().for_path(str(tmp_path / "x.prose"))
     write(tmp_path / "pyproject.toml", '[tool]\nopenprose = "E"\n')
     with pytest.raises(ConfigError, match=r"`tool\.openprose` must be a table"):
+        ConfigFinder().for_path(str(tmp_path / "x.prose"))
+
+
+needs_fifos = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs (POSIX)")
+
+
+@needs_fifos
+@pytest.mark.parametrize("name", ["prose.toml", "pyproject.toml"])
+def test_a_fifo_is_an_invalid_configuration(tmp_path: Path, name: str) -> None:
+    fifo = tmp_path / name
+    os.mkfifo(fifo)
+    reason = f"invalid configuration in {fifo}: cannot read it: not a regular file"
+    with pytest.raises(ConfigError) as found:
+        finishes(lambda: ConfigFinder().for_path(str(tmp_path / "x.prose")), fifo)
+    assert str(found.value) == reason
+    with pytest.raises(ConfigError) as named:
+        finishes(lambda: load_config(str(fifo)), fifo)
+    assert str(named.value) == reason
+
+
+def test_a_directory_named_like_a_configuration_is_passed_over(tmp_path: Path) -> None:
+    (tmp_path / "sub" / "prose.toml").mkdir(parents=True)
+    write(tmp_path / "prose.toml", 'select = ["W"]\n')
+    assert codes(ConfigFinder().for_path(str(tmp_path / "sub" / "x.prose"))) == ["W015"]
+
+
+def test_an_oversized_configuration_is_invalid(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import openprose.config
+
+    text = 'select = ["W", "E"]\n'
+    monkeypatch.setattr(openprose.config, "MAX_CONFIG_SIZE", len(text) - 1)
+    write(tmp_path / "prose.toml", text)
+    with pytest.raises(ConfigError, match=f"cannot read it: larger than {len(text) - 1} bytes"):
         ConfigFinder().for_path(str(tmp_path / "x.prose"))
 
 

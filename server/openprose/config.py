@@ -31,9 +31,11 @@ from typing import Any
 
 from openprose.codes import CODES
 from openprose.diagnostics import Diagnostic, Severity
+from openprose.files import DEFAULT_MAX_FILE_SIZE, read_bytes
 
 PROSE_TOML = "prose.toml"
 PYPROJECT_TOML = "pyproject.toml"
+MAX_CONFIG_SIZE = DEFAULT_MAX_FILE_SIZE
 
 # The codes the parser reports: a program with one of these has no reliable tree, so they
 # can be neither ignored nor downgraded (by configuration or by a suppression comment).
@@ -211,8 +213,8 @@ def config_from_table(source: str, table: Mapping[str, Any]) -> Config:
 
 def _read_toml(path: str) -> dict[str, Any]:
     try:
-        with open(path, "rb") as file:
-            return tomllib.load(file)
+        # Not open(): a FIFO named prose.toml would block, /dev/zero would fill memory.
+        return tomllib.loads(read_bytes(path, MAX_CONFIG_SIZE).decode())
     except OSError as error:
         raise ConfigError(path, f"cannot read it: {error.strerror or error}") from None
     except UnicodeDecodeError:
@@ -294,11 +296,17 @@ class ConfigFinder:
     @staticmethod
     def _load_in(directory: str) -> Config | None:
         prose_toml = os.path.join(directory, PROSE_TOML)
-        if os.path.isfile(prose_toml):
+        if _present(prose_toml):
             return config_from_table(prose_toml, _read_toml(prose_toml))
         pyproject = os.path.join(directory, PYPROJECT_TOML)
-        if os.path.isfile(pyproject):
+        if _present(pyproject):
             table = _openprose_table(pyproject, _read_toml(pyproject))
             if table is not None:
                 return config_from_table(pyproject, table)
         return None
+
+
+def _present(path: str) -> bool:
+    # A FIFO or a device named prose.toml is there (and refused when read, so the user
+    # learns their configuration is not used); a directory of that name is not a file.
+    return os.path.exists(path) and not os.path.isdir(path)

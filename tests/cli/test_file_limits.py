@@ -182,3 +182,44 @@ def test_bad_sizes_are_usage_errors(tmp_path: Path, bad: str) -> None:
     assert result.returncode == 2
     assert "--max-file-size" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+# --------------------------------------------------------------------------- files read on the way
+
+
+def test_imported_fifo_is_reported_not_read(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "x.prose")
+    (tmp_path / "main.prose").write_text('use "./x" as x\n', encoding="utf-8")
+    result = prose(tmp_path, "check", "--format", "concise", "main.prose")
+    assert result.returncode == 1, result.stderr
+    assert "main.prose:1:5: error[E072]" in result.stdout
+    assert "x.prose` cannot be read: not a regular file" in result.stdout
+
+
+def test_imported_device_is_reported_not_read(tmp_path: Path) -> None:
+    (tmp_path / "x.prose").symlink_to("/dev/zero")
+    (tmp_path / "main.prose").write_text('use "./x.prose" as x\n', encoding="utf-8")
+    result = prose(tmp_path, "check", "--format", "concise", "main.prose")
+    assert result.returncode == 1, result.stderr
+    assert "`/dev/zero` cannot be read: not a regular file" in result.stdout
+
+
+@pytest.mark.parametrize("name", ["prose.toml", "pyproject.toml"])
+def test_configuration_fifo_is_an_invalid_configuration(tmp_path: Path, name: str) -> None:
+    os.mkfifo(tmp_path / name)
+    (tmp_path / "main.prose").write_text(TIDY_PROGRAM, encoding="utf-8")
+    found = prose(tmp_path, "check", "main.prose")
+    named = prose(tmp_path, "check", "--config", name, "main.prose")
+    for result in (found, named):
+        assert result.returncode == 2
+        assert result.stderr.startswith("prose: error: invalid configuration in ")
+        assert f"{name}: cannot read it: not a regular file" in result.stderr
+
+
+def test_configuration_device_is_an_invalid_configuration(tmp_path: Path) -> None:
+    (tmp_path / "main.prose").write_text(TIDY_PROGRAM, encoding="utf-8")
+    result = prose(tmp_path, "check", "--config", "/dev/zero", "main.prose")
+    assert result.returncode == 2
+    assert (
+        "prose: error: invalid configuration in /dev/zero: cannot read it: not a regular file"
+    ) in result.stderr
