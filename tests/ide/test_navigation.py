@@ -3,6 +3,7 @@ a document imports).  Programs mark the cursor with `‸`."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from openprose.ide.navigation import (
     rename,
 )
 from openprose.ide.types import Highlight, Location, PrepareRename, Range, RenameError
+from tests.fifos import finishes
 
 CARET = "‸"
 
@@ -549,6 +551,21 @@ def test_renaming_an_input_in_the_imported_program_renames_it_in_its_callers(
     )
     # Without the workspace's files, only this document changes.
     assert set(rename(analysis, at_word(LIBRARY, "topic"), "subject")) == {None}
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs (POSIX)")
+def test_rename_skips_workspace_files_that_are_not_regular(project: Path) -> None:
+    caller = write(project, CALLER)
+    fifo = project.parent / "pipe.prose"
+    os.mkfifo(fifo)
+    library = project.parent / "lib.prose"
+    analysis = analyze_document(LIBRARY, path=library)
+    importers = [fifo, caller]
+    result = finishes(
+        lambda: rename(analysis, at_word(LIBRARY, "topic"), "subject", importers), fifo
+    )
+    assert not isinstance(result, RenameError), result
+    assert set(result) == {None, str(caller)}
 
 
 def test_renaming_an_output_in_the_imported_program_renames_its_uses_in_callers(

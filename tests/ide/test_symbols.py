@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from openprose.ide import analyze_document
 from openprose.ide.symbols import WorkspaceIndex, document_symbols
 from openprose.ide.types import Range, Symbol
+from tests.fifos import finishes
 
 
 def outline(text: str) -> list[Symbol]:
@@ -420,6 +424,27 @@ def test_editor_version_wins_over_directory_scan(tmp_path: Path) -> None:
 
     index.index_directory(str(tmp_path), progress)
     assert names(index.symbols("")) == ["in_editor"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs (POSIX)")
+def test_workspace_index_skips_files_that_are_not_regular(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    fifo = tmp_path / "a_pipe.prose"
+    os.mkfifo(fifo)
+    # (/dev/zero behind a link is tested on the server, whose memory the test caps.)
+    write(tmp_path / "c_real.prose", "agent after_them:\n  model: haiku\n")
+    index = WorkspaceIndex()
+    calls: list[tuple[int, int]] = []
+    with caplog.at_level(logging.DEBUG, logger="openprose"):
+        count = finishes(
+            lambda: index.index_directory(str(tmp_path), lambda *call: calls.append(call)), fifo
+        )
+    assert count == 1
+    assert names(index.symbols("")) == ["after_them"]
+    assert calls[-1] == (2, 2)
+    skipped = [r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG]
+    assert any("a_pipe.prose" in m and "not a regular file" in m for m in skipped), skipped
 
 
 def test_workspace_index_is_thread_safe(tmp_path: Path) -> None:

@@ -31,6 +31,7 @@ from openprose.analysis.rules.properties import (
     PERMISSIONS,
     SESSION_PROPERTIES,
 )
+from openprose.files import read_text
 from openprose.ide.analysis import Analysis
 from openprose.ide.types import CompletionItem, Pos, Range
 from openprose.syntax import tree as t
@@ -378,7 +379,7 @@ def input_descriptions(contract: Contract) -> dict[str, str]:
             cached = _descriptions.get(file)
         if cached is not None and cached[:2] == (stat.st_mtime_ns, stat.st_size):
             return cached[2]
-        module = parse(file.read_bytes().decode("utf-8-sig"))
+        module = parse(read_text(file))
     except (OSError, UnicodeDecodeError):
         return {}
     found: dict[str, str] = {}

@@ -35,6 +35,7 @@ never edited, so their inputs and outputs cannot be renamed.
 from __future__ import annotations
 
 import gc
+import logging
 import re
 import threading
 from collections.abc import Iterable
@@ -45,6 +46,7 @@ from typing import Any
 from openprose.analysis.contracts import Kind as PathKind
 from openprose.analysis.contracts import Status
 from openprose.analysis.model import LITERALS, RESERVED_WORDS, Kind, Reference, Scope, Symbol
+from openprose.files import read_text
 from openprose.format import TextEdit
 from openprose.ide.analysis import Analysis, analyze_document, node_range, to_pos
 from openprose.ide.links import resolve_use
@@ -52,6 +54,8 @@ from openprose.ide.types import Highlight, Location, Pos, PrepareRename, Range, 
 from openprose.syntax import tree as t
 
 Key = tuple[Any, ...]
+
+log = logging.getLogger(__name__)
 
 _IDENTIFIER = re.compile(r"[^\W\d]\w*(?:-\w+)*")
 _INDEX = "_openprose_ide_navigation_index"
@@ -809,8 +813,9 @@ def analysis_of_file(file: Path) -> Analysis | None:
     if cached is not None and cached[0] == stat.st_mtime_ns and cached[1] == stat.st_size:
         return cached[2]
     try:
-        text = file.read_bytes().decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError):
+        text = read_text(file)  # not a FIFO's (it would block) nor a device's
+    except (OSError, UnicodeDecodeError) as error:
+        log.debug("skipped %s: %s", file, getattr(error, "strerror", None) or error)
         return None
     analysis = analyze_document(text, path=file)
     with _files_lock:

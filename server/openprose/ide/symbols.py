@@ -11,12 +11,14 @@ range is its name (or its keyword when it has none).
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from openprose.analysis.model import import_alias
+from openprose.files import read_text
 from openprose.ide.folding import content_end, leaf_end
 from openprose.ide.types import Range, Symbol
 from openprose.syntax import parse
@@ -24,6 +26,8 @@ from openprose.syntax import tree as t
 
 if TYPE_CHECKING:
     from openprose.ide.analysis import Analysis
+
+log = logging.getLogger(__name__)
 
 _NAME_LIMIT = 48
 _DETAIL_LIMIT = 60
@@ -543,9 +547,10 @@ class WorkspaceIndex:
         indexed = 0
         for done, path in enumerate(files, 1):
             try:
-                with open(path, encoding="utf-8", errors="replace", newline="") as handle:
-                    text = handle.read()
-            except OSError:
+                # A FIFO named *.prose would block the scan for ever, /dev/zero fill memory.
+                text: str | None = read_text(path, errors="replace")
+            except OSError as error:
+                log.debug("workspace index: skipped %s: %s", path, error.strerror or error)
                 text = None
             if text is not None and self._store(
                 self._key(path), workspace_symbols(parse(text)), since

@@ -27,6 +27,7 @@ from pygls.lsp.server import LanguageServer
 
 from openprose import __version__
 from openprose.analysis.contracts import absolute, set_overlay
+from openprose.files import read_text
 from openprose.ide.lens import RUN_COMMAND
 from openprose.ide.triggers import COMPLETION_TRIGGERS, SIGNATURE_TRIGGERS
 from openprose.lsp import convert
@@ -75,8 +76,8 @@ class ProseLanguageServer(LanguageServer):
         if other is not None:
             return self.positions(other)
         try:
-            lines = Path(path).read_text(encoding="utf-8-sig").splitlines()
-        except OSError:
+            lines = read_text(path).splitlines()  # never a FIFO: that would block the server
+        except (OSError, UnicodeDecodeError):
             lines = []
         return convert.Positions(lambda n: lines[n] if 0 <= n < len(lines) else "", self.encoding)
 
