@@ -8,11 +8,13 @@ but formatting runs on every save, so it must never be the thing that loses work
 
 from __future__ import annotations
 
-import difflib
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import zip_longest
 from typing import Any
 
+from openprose.format.diff import line_diff, split_lines
 from openprose.format.printer import Printer, line_ending
 from openprose.syntax import parse
 from openprose.syntax import tree as t
@@ -63,41 +65,54 @@ def compile_text(text: str) -> FormatResult:
 
 
 def _print(module: t.Module, text: str, options: Options) -> FormatResult:
+    return _print_and_parse(module, text, options)[0]
+
+
+def _print_and_parse(
+    module: t.Module, text: str, options: Options
+) -> tuple[FormatResult, t.Module | None]:
+    """The result, and the tree of its text when the self-check parsed it."""
     printer = Printer(line_ending(text, module), options.keep_comments, options.blank_lines)
     printer.module(module)
     out = printer.text()
     unformatted = len(printer.broken)
+    reparsed = None
     if options.verify and out != text:
         reparsed = parse(out)
         problem = _compare(module, reparsed, options.keep_comments)
         if problem is None and options.keep_comments and _comments(module) != _comments(reparsed):
             problem = "a comment would have been lost or changed"
         if problem is not None:
-            return FormatResult(
+            refused = FormatResult(
                 text,
                 False,
                 unformatted,
                 f"not formatted: the result would have changed the program ({problem}); "
                 "please report this",
             )
-    return FormatResult(out, out != text, unformatted)
+            return refused, None
+    return FormatResult(out, out != text, unformatted), reparsed
 
 
 def skeleton(module: Any) -> list[tuple[str, str]]:
     """The program without layout: node types and token texts in order (line breaks and
     the end marker left out, since layout is what formatting changes)."""
-    out: list[tuple[str, str]] = []
+    return list(_skeleton(module))
+
+
+def _skeleton(module: Any) -> Iterator[tuple[str, str]]:
+    # A generator, so that comparing two large trees keeps no list of parts alive: millions
+    # of live tuples made the garbage collector walk both trees again and again.
     stack = [module]
     while stack:
         node = stack.pop()
         children = getattr(node, "children", None)
         if children is None:
             if not isinstance(node, t.Newline | t.EndMarker):
-                out.append((type(node).__name__, node.value))
+                yield type(node).__name__, node.value
         else:
-            out.append((type(node).__name__, ""))
+            yield type(node).__name__, ""
             stack.extend(reversed(children))
-    return out
 
 
 def _comments(module: Any) -> list[str]:
@@ -115,29 +130,30 @@ _COMMENT = re.compile(r"#[^\r\n]*")
 
 
 def _compare(before: Any, after: Any, comments_kept: bool) -> str | None:
-    a, b = skeleton(before), skeleton(after)
-    if a == b:
-        return None
-    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+    a, b = _skeleton(before), _skeleton(after)
+    for count, (x, y) in enumerate(zip_longest(a, b)):
+        if x is None or y is None:  # one ended first
+            length_a = count + (x is not None) + sum(1 for _ in a)
+            length_b = count + (y is not None) + sum(1 for _ in b)
+            return f"{length_a} parts became {length_b}"
         if x != y:
-            return f"first difference at token {i}: {x} became {y}"
-    return f"{len(a)} parts became {len(b)}"
+            return f"first difference at token {count}: {x} became {y}"
+    return None
 
 
 def format_range(text: str, start_line: int, end_line: int) -> list[TextEdit]:
     """Edits that format the top-level statements touching 0-based lines
     ``start_line``..``end_line`` (inclusive), minimal at line granularity."""
     module = parse(text)
-    result = format_module(module, text)
-    if not result.changed:
+    result, formatted = _print_and_parse(module, text, Options())
+    if not result.changed or formatted is None:
         return []
-    formatted = parse(result.text)
     old_spans = _statement_lines(module)
     new_spans = _statement_lines(formatted)
     if len(old_spans) != len(new_spans):
         return []  # cannot pair statements up: leave the range alone
-    old_lines = _lines(text)
-    new_lines = _lines(result.text)
+    old_lines = split_lines(text)
+    new_lines = split_lines(result.text)
     edits: list[TextEdit] = []
     for (o0, o1), (n0, n1) in zip(old_spans, new_spans, strict=True):
         if o1 < start_line or o0 > end_line:
@@ -150,20 +166,9 @@ def format_edits(text: str, result: FormatResult) -> list[TextEdit]:
     """Minimal line-level edits turning ``text`` into ``result.text``."""
     if not result.changed:
         return []
-    old_lines = _lines(text)
-    new_lines = _lines(result.text)
+    old_lines = split_lines(text)
+    new_lines = split_lines(result.text)
     return _line_edits(old_lines, 0, len(old_lines) - 1, new_lines, 0, len(new_lines) - 1)
-
-
-def _lines(text: str) -> list[str]:
-    """Lines with their endings, split only where the parser counts a line break."""
-    lines = _LINE_PIECES.findall(text)
-    if lines and lines[-1] == "":
-        lines.pop()
-    return lines
-
-
-_LINE_PIECES = re.compile(r"[^\r\n]*(?:\r\n|\n|\r)|[^\r\n]+$")
 
 
 def _statement_lines(module: t.Module) -> list[tuple[int, int]]:
@@ -186,15 +191,11 @@ def _statement_lines(module: t.Module) -> list[tuple[int, int]]:
 def _line_edits(
     old: list[str], o0: int, o1: int, new: list[str], n0: int, n1: int
 ) -> list[TextEdit]:
-    a = old[o0 : o1 + 1]
     b = new[n0 : n1 + 1]
-    edits = []
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        if op == "equal":
-            continue
-        edits.append(TextEdit((o0 + i1, 0), (o0 + i2, 0), "".join(b[j1:j2])))
-    return edits
+    return [
+        TextEdit((o0 + i1, 0), (o0 + i2, 0), "".join(b[j1:j2]))
+        for i1, i2, j1, j2 in line_diff(old[o0 : o1 + 1], b)
+    ]
 
 
 __all__ = [

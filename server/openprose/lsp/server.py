@@ -206,6 +206,18 @@ def safe(default: Callable[[], Any]) -> Callable[[F], F]:
     """Log a failing handler and answer with an empty result instead of an error pop-up."""
 
     def wrap(handler: F) -> F:
+        if asyncio.iscoroutinefunction(handler):
+            # Still a coroutine function, or pygls would not run it as a task.
+            @functools.wraps(handler)
+            async def run_async(*args: Any, **kwargs: Any) -> Any:
+                try:
+                    return await handler(*args, **kwargs)
+                except Exception:
+                    log.exception("%s failed", handler.__name__)
+                    return default()
+
+            return run_async  # type: ignore[return-value]
+
         @functools.wraps(handler)
         def run(*args: Any, **kwargs: Any) -> Any:
             try:
@@ -631,32 +643,48 @@ def _semantic_tokens(
 
 @server.feature(types.TEXT_DOCUMENT_FORMATTING)
 @safe(list)
-def formatting(
+async def formatting(
     ls: ProseLanguageServer, params: types.DocumentFormattingParams
 ) -> list[types.TextEdit]:
-    from openprose.format import format_edits, format_module
+    from openprose.format import TextEdit, format_edits, format_text
+    from openprose.lsp.large import large_documents, off_the_loop
 
     doc = _document(ls, params.text_document.uri)
     if doc is None or not ls.settings.format_enabled:
         return []
-    result = format_module(doc.document.module, doc.text)
-    if result.refused:
-        log.warning("%s: %s", doc.uri, result.refused)
-    return convert.text_edits(format_edits(doc.text, result), ls.positions(doc))
+    if large_documents.too_large(ls, doc, "formatting"):
+        return []
+
+    def compute(text: str) -> tuple[list[TextEdit], str | None]:
+        # From the text, not the open document's tree: edits change that tree in place.
+        result = format_text(text)
+        return format_edits(text, result), result.refused
+
+    found = await off_the_loop(ls, doc, compute)
+    if found is None:
+        return []
+    edits, refused = found
+    if refused:
+        log.warning("%s: %s", doc.uri, refused)
+    return convert.text_edits(edits, ls.positions(doc))
 
 
 @server.feature(types.TEXT_DOCUMENT_RANGE_FORMATTING)
 @safe(list)
-def range_formatting(
+async def range_formatting(
     ls: ProseLanguageServer, params: types.DocumentRangeFormattingParams
 ) -> list[types.TextEdit]:
     from openprose.format import format_range
+    from openprose.lsp.large import large_documents, off_the_loop
 
     doc = _document(ls, params.text_document.uri)
     if doc is None or not ls.settings.format_enabled:
         return []
-    edits = format_range(doc.text, params.range.start.line, params.range.end.line)
-    return convert.text_edits(edits, ls.positions(doc))
+    if large_documents.too_large(ls, doc, "range formatting"):
+        return []
+    first, last = params.range.start.line, params.range.end.line
+    edits = await off_the_loop(ls, doc, lambda text: format_range(text, first, last))
+    return convert.text_edits(edits or [], ls.positions(doc))
 
 
 @server.feature(
@@ -669,9 +697,10 @@ def range_formatting(
 @safe(list)
 def code_action(ls: ProseLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:
     from openprose.ide.code_actions import code_actions, fix_all
+    from openprose.lsp.large import large_documents
 
     doc = _document(ls, params.text_document.uri)
-    if doc is None:
+    if doc is None or large_documents.too_large(ls, doc, "code actions"):
         return []
     positions = ls.positions(doc)
     analysis = doc.analysis()

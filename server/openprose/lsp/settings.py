@@ -4,8 +4,9 @@
 Settings keys (all optional): ``select``, ``extend-select``, ``ignore`` (codes or
 prefixes), ``severity`` (code -> error/warning/information/hint), ``format`` (``{"enable":
 bool}``), ``debounce`` (milliseconds before diagnostics are recomputed after a change),
-``trace`` (off, messages, verbose: the server's log level).  A project's own ``prose.toml``
-or ``[tool.openprose]`` table takes precedence over the editor's rule settings.
+``trace`` (off, messages, verbose: the server's log level), ``large-file-size`` (characters
+above which formatting and code actions answer with nothing; 0: no limit).  A project's own
+``prose.toml`` or ``[tool.openprose]`` table takes precedence over the editor's rule settings.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from openprose.config import Config, ConfigError, ConfigFinder, config_from_tabl
 log = logging.getLogger("prose-ls")
 
 _RULE_KEYS = ("select", "extend-select", "ignore", "severity")
+LARGE_FILE_SIZE = 1_000_000
 _TRACE_LEVELS = {"off": logging.WARNING, "messages": logging.INFO, "verbose": logging.DEBUG}
 
 
@@ -26,6 +28,9 @@ class Settings:
     def __init__(self) -> None:
         self.debounce = 0.15  # seconds
         self.format_enabled = True
+        # Formatting and code actions cost seconds per megabyte (code actions check the
+        # fixed text): above this many characters they answer with nothing.  0: no limit.
+        self.large_file_size = LARGE_FILE_SIZE
         self.client_config: Config | None = None
         self._finder = ConfigFinder()
         # Why the last settings from the editor were rejected, until the user has been told.
@@ -48,6 +53,9 @@ class Settings:
         debounce = values.get("debounce")
         if isinstance(debounce, int | float) and 0 <= debounce <= 5000:
             self.debounce = debounce / 1000
+        size = values.get("large-file-size")
+        if isinstance(size, int) and not isinstance(size, bool) and size >= 0:
+            self.large_file_size = size
         trace = values.get("trace")
         if isinstance(trace, str) and trace in _TRACE_LEVELS:
             logging.getLogger().setLevel(_TRACE_LEVELS[trace])

@@ -1,0 +1,160 @@
+"""Large documents: formatting one never holds up the requests on other documents, and above
+the ``large-file-size`` setting formatting and code actions answer with nothing (saying so
+once) instead of computing for minutes."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+from openprose.format import format_text
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+LIMIT = 2000  # characters, set through the initialization options
+
+
+def program(units: int) -> str:
+    """A badly indented program (four spaces) of ``units`` agents with a session each."""
+    return "".join(
+        f'agent a{i}:\n    model: sonnet\n    prompt: "Review part {i}"\n'
+        f'let r{i} = session: a{i}\n    prompt: "Go"\n'
+        for i in range(units)
+    )
+
+
+# About 300,000 characters: formatting it takes a large fraction of a second here, a hover
+# on a small document a millisecond.
+LARGE = program(3000)
+SMALL = 'agent writer:\n  model: sonnet\nsession: writer\n  prompt: "x"\n'
+# A reassigned `const`: a quick fix and a fix-all action, on its last line.
+FIXABLE = 'const c = session "a"\nc = session "b"\n'
+OPTIONS = types.FormattingOptions(tab_size=2, insert_spaces=True)
+
+
+@pytest_lsp.fixture(
+    scope="module",
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "openprose.lsp"]),
+)
+async def client(lsp_client: LanguageClient) -> AsyncIterator[LanguageClient]:
+    await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            initialization_options={"large-file-size": len(LARGE) + 1},
+        )
+    )
+    yield lsp_client
+    await lsp_client.shutdown_session()
+
+
+def open_document(client: LanguageClient, uri: str, text: str) -> None:
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="prose", version=1, text=text)
+        )
+    )
+
+
+def apply(text: str, edits: list[types.TextEdit]) -> str:
+    """Whole-line edits (the formatter's) on a text without astral characters."""
+    lines = text.splitlines(keepends=True)
+    for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character))[::-1]:
+        assert edit.range.start.character == edit.range.end.character == 0
+        lines[edit.range.start.line : edit.range.end.line] = [edit.new_text]
+    return "".join(lines)
+
+
+async def test_a_hover_is_answered_while_a_large_document_is_formatted(
+    client: LanguageClient,
+) -> None:
+    large, small = "file:///tmp/large-1.prose", "file:///tmp/small-1.prose"
+    open_document(client, large, LARGE)
+    open_document(client, small, SMALL)
+    order: list[str] = []
+    # Tasks start in the order they are made: the formatting request is sent first.
+    formatting = asyncio.ensure_future(
+        client.text_document_formatting_async(
+            types.DocumentFormattingParams(
+                text_document=types.TextDocumentIdentifier(uri=large), options=OPTIONS
+            )
+        )
+    )
+    formatting.add_done_callback(lambda _: order.append("formatting"))
+    hover = asyncio.ensure_future(
+        client.text_document_hover_async(
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=small),
+                position=types.Position(line=2, character=10),
+            )
+        )
+    )
+    hover.add_done_callback(lambda _: order.append("hover"))
+    edits = await asyncio.wait_for(formatting, 120)
+    found = await asyncio.wait_for(hover, 10)
+    assert order == ["hover", "formatting"]
+    assert found is not None and "writer" in str(found.contents)
+    assert apply(LARGE, list(edits or [])) == format_text(LARGE).text
+
+
+async def test_above_the_limit_formatting_and_code_actions_answer_nothing_and_say_so_once(
+    client: LanguageClient,
+) -> None:
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"prose": {"large-file-size": LIMIT}})
+    )
+    text = program(LIMIT // 80) + FIXABLE  # a little over the limit
+    assert len(text) > LIMIT
+    uri = "file:///tmp/large-2.prose"
+    open_document(client, uri, text)
+    document = types.TextDocumentIdentifier(uri=uri)
+    before = len(client.messages)
+    for _ in range(2):
+        edits = await client.text_document_formatting_async(
+            types.DocumentFormattingParams(text_document=document, options=OPTIONS)
+        )
+        assert list(edits or []) == []
+        ranged = await client.text_document_range_formatting_async(
+            types.DocumentRangeFormattingParams(
+                text_document=document,
+                range=types.Range(
+                    start=types.Position(line=0, character=0),
+                    end=types.Position(line=3, character=0),
+                ),
+                options=OPTIONS,
+            )
+        )
+        assert list(ranged or []) == []
+        assert await code_actions(client, uri, text.count("\n") - 1) == []
+    told = [m.message for m in client.messages[before:]]
+    assert len(told) == 1 and "large-2.prose" in told[0] and "large-file-size" in told[0]
+    # A small document is still formatted and fixed.
+    small = "file:///tmp/small-2.prose"
+    open_document(client, small, "agent  a:\n    model: sonnet\n" + FIXABLE)
+    edits = await client.text_document_formatting_async(
+        types.DocumentFormattingParams(
+            text_document=types.TextDocumentIdentifier(uri=small), options=OPTIONS
+        )
+    )
+    assert apply("agent  a:\n    model: sonnet\n" + FIXABLE, list(edits or [])) == (
+        "agent a:\n  model: sonnet\n" + FIXABLE
+    )
+    assert len(await code_actions(client, small, 3)) == 2  # the quick fix and fix all
+
+
+async def code_actions(client: LanguageClient, uri: str, line: int) -> list[object]:
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(
+                start=types.Position(line=line, character=0),
+                end=types.Position(line=line, character=0),
+            ),
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
+    return list(actions or [])
