@@ -101,6 +101,36 @@ async def test_a_hover_is_answered_while_a_large_document_is_formatted(
     assert apply(LARGE, list(edits or [])) == format_text(LARGE).text
 
 
+async def test_formatting_of_a_text_changed_meanwhile_is_dropped(client: LanguageClient) -> None:
+    uri = "file:///tmp/large-3.prose"
+    open_document(client, uri, LARGE)
+    formatting = asyncio.ensure_future(
+        client.text_document_formatting_async(
+            types.DocumentFormattingParams(
+                text_document=types.TextDocumentIdentifier(uri=uri), options=OPTIONS
+            )
+        )
+    )
+    # A hover answered after the formatting request was read: formatting has started.
+    small = "file:///tmp/small-3.prose"
+    open_document(client, small, SMALL)
+    await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=small),
+            position=types.Position(line=2, character=10),
+        )
+    )
+    assert not formatting.done()
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=SMALL)],
+        )
+    )
+    # Edits computed for the large text would wreck the small one: none are sent.
+    assert list(await asyncio.wait_for(formatting, 120) or []) == []
+
+
 async def test_above_the_limit_formatting_and_code_actions_answer_nothing_and_say_so_once(
     client: LanguageClient,
 ) -> None:
