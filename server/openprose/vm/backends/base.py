@@ -1,0 +1,110 @@
+"""The one protocol every model backend implements.
+
+The interpreter asks a backend four things, and nothing else: run a session, judge a
+discretion condition, choose among a ``choice``'s options, summarise a value that is too
+long to pass as context.  Each answer reports its usage, cost and a reference to the
+backend's session, so that costs and transcripts can be traced back to a statement.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+        )
+
+
+@dataclass(frozen=True)
+class SessionRequest:
+    prompt: str  # the task, interpolated
+    step: str  # a stable key of the statement: its path, iteration, branch, execution_id
+    agent: str | None = None
+    model: str | None = None
+    system: str | None = None  # the agent's prompt
+    context: tuple[tuple[str, str], ...] = ()  # (name, text) pairs, in the order written
+    properties: tuple[tuple[str, str], ...] = ()  # other session/agent properties, as text
+    attempt: int = 1
+
+
+@dataclass(frozen=True)
+class ConditionRequest:
+    condition: str  # the text between the ** markers
+    step: str
+    purpose: str  # "if", "elif", "until", "while", "loop", "filter"
+    evaluation: int = 1  # 1 for the first evaluation of this condition in this loop run
+    context: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class ChoiceRequest:
+    criteria: str
+    options: tuple[str, ...]
+    step: str
+    context: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class SummaryRequest:
+    name: str
+    text: str
+    limit: int  # characters the summary should fit in
+    step: str
+
+
+@dataclass(frozen=True)
+class _Accounting:
+    usage: Usage = field(default_factory=Usage)
+    cost: float = 0.0  # US dollars
+    session_ref: str = ""
+
+
+@dataclass(frozen=True)
+class SessionResult(_Accounting):
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class ConditionResult(_Accounting):
+    value: bool = False
+
+
+@dataclass(frozen=True)
+class ChoiceResult(_Accounting):
+    index: int = 0
+
+
+@dataclass(frozen=True)
+class SummaryResult(_Accounting):
+    text: str = ""
+
+
+class BackendError(Exception):
+    """A session that failed (after the backend's own transport retries, if any)."""
+
+
+@runtime_checkable
+class Backend(Protocol):
+    name: str
+    dry_run: bool
+
+    async def run_session(self, request: SessionRequest) -> SessionResult: ...
+
+    async def judge(self, request: ConditionRequest) -> ConditionResult: ...
+
+    async def choose(self, request: ChoiceRequest) -> ChoiceResult: ...
+
+    async def summarise(self, request: SummaryRequest) -> SummaryResult: ...

@@ -1,0 +1,1157 @@
+"""The interpreter: walks a checked program strictly, one method per construct.
+
+Only sessions, discretion conditions, choices and summaries go to the backend; everything
+else (order, scopes, loops, joins, retries, errors) is decided here.  Decisions the spec
+leaves open are listed in docs/run.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Protocol
+
+from openprose.syntax import tree as t
+from openprose.vm import events as ev
+from openprose.vm.backends.base import (
+    Backend,
+    BackendError,
+    ChoiceRequest,
+    ConditionRequest,
+    SessionRequest,
+    SummaryRequest,
+    Usage,
+)
+from openprose.vm.rundir import RunDirectory
+from openprose.vm.scope import Frame, Scope
+from openprose.vm.values import (
+    ProseError,
+    Record,
+    Value,
+    attribute,
+    items_of,
+    preview,
+    render,
+    to_count,
+)
+
+MAX_DEPTH = 100
+DEFAULT_CONCURRENCY = 8
+UNBOUNDED_LOOP_LIMIT = 100
+CONTEXT_LIMIT = 8000
+JOINS = ("all", "first", "any")
+POLICIES = ("fail-fast", "continue", "ignore")
+
+
+class Clock(Protocol):
+    def now(self) -> float: ...
+
+    async def sleep(self, seconds: float) -> None: ...
+
+
+class RealClock:
+    def now(self) -> float:
+        return time.time()
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+
+@dataclass
+class Options:
+    concurrency: int = DEFAULT_CONCURRENCY  # parallel for / pmap in flight at once
+    max_depth: int = MAX_DEPTH  # nested block invocations
+    unbounded_loop_limit: int = UNBOUNDED_LOOP_LIMIT  # `loop:` with no max
+    context_limit: int = CONTEXT_LIMIT  # characters of one context value before summarising
+    retry_base_delay: float = 1.0  # seconds
+    retry_max_delay: float = 60.0
+    jitter: bool = True
+    seed: int | None = None
+
+
+@dataclass
+class RunResult:
+    status: str  # success | error | cancelled
+    outputs: dict[str, Value] = field(default_factory=dict)
+    error: str = ""
+    failed_statement: str = ""
+    run_id: str = ""
+    run_dir: Path | None = None
+    usage: Usage = field(default_factory=Usage)
+    cost: float = 0.0
+    sessions: int = 0
+    dry_run: bool = True
+
+
+@dataclass(frozen=True)
+class Ctx:
+    """Where execution stands: the scope, the state.md step, the backend step key, the
+    nesting level of the narration and the error a ``catch`` is handling."""
+
+    scope: Scope
+    step: str
+    key: str
+    level: int = 0
+    error: ProseError | None = None
+
+    @property
+    def frame(self) -> Frame | None:
+        return self.scope.frame
+
+    def nested(self, key: str, scope: Scope | None = None, **changes: Any) -> Ctx:
+        return replace(self, scope=scope or self.scope, key=f"{self.key}{key}", **changes)
+
+
+class MissingInput(Exception):
+    def __init__(self, name: str) -> None:
+        super().__init__(f"missing input {name!r}")
+        self.name = name
+
+
+EventSink = Callable[[ev.Event], None]
+ProgramLoader = Callable[[Path], tuple[str, Any]]
+
+
+def source_of(node: Any) -> str:
+    return str(node.get_code(include_prefix=False)).strip()
+
+
+def headline(node: Any) -> str:
+    """The first line of a statement, for the narration."""
+    return source_of(node).splitlines()[0] if source_of(node) else type(node).__name__
+
+
+def declared_inputs(module: Any) -> list[tuple[str, str]]:
+    """(name, description) of each ``input`` of a program, in order."""
+    found = []
+    for statement in module.statements():
+        if isinstance(statement, t.InputDeclaration) and statement.name is not None:
+            description = statement.description
+            text = description.text if isinstance(description, t.String) else ""
+            found.append((statement.name.value, text))
+    return found
+
+
+class Interpreter:
+    def __init__(
+        self,
+        module: Any,
+        backend: Backend,
+        *,
+        program_path: Path | None = None,
+        program_name: str = "program.prose",
+        run_dir: RunDirectory | None = None,
+        sinks: Iterable[EventSink] = (),
+        options: Options | None = None,
+        clock: Clock | None = None,
+        load_program: ProgramLoader | None = None,
+        depth: int = 0,
+    ) -> None:
+        self.module = module
+        self.backend = backend
+        self.program_path = program_path
+        self.program_name = program_name
+        self.run_dir = run_dir
+        self.external_sinks = list(sinks)
+        self.sinks = list(sinks)
+        if run_dir is not None:
+            self.sinks.append(run_dir.record)
+        self.options = options or Options()
+        self.clock: Clock = clock or RealClock()
+        self.rng = random.Random(self.options.seed)
+        self.load_program = load_program
+        self.import_depth = depth
+        self.agents: dict[str, t.AgentDefinition] = {}
+        self.blocks: dict[str, t.BlockDefinition] = {}
+        self.imports: dict[str, str] = {}
+        self.outputs: dict[str, Value] = {}
+        self.usage = Usage()
+        self.cost = 0.0
+        self.sessions = 0
+        self._execution_ids = 0
+        self._anonymous = 0
+        self._evaluations: dict[str, int] = {}
+
+    # ------------------------------------------------------------------ running
+
+    async def run(self, inputs: Mapping[str, Value] | None = None) -> RunResult:
+        inputs = dict(inputs or {})
+        root = Scope()
+        ctx = Ctx(root, "0", "")
+        run_id = self.run_dir.run_id if self.run_dir else ""
+        self.emit(
+            ctx,
+            ev.ProgramStart,
+            program=self.program_name,
+            run_id=run_id,
+            dry_run=self.backend.dry_run,
+        )
+        status, error, statement = "success", "", ""
+        try:
+            self.collect()
+            self.bind_inputs(ctx, inputs)
+            for number, node in enumerate(self.module.statements(), start=1):
+                await self.statement(node, replace(ctx, step=str(number), key=str(number)))
+        except ProseError as failure:
+            status, error, statement = "error", failure.message, failure.statement
+        except asyncio.CancelledError:
+            self.emit(ctx, ev.ProgramEnd, status="cancelled", error="interrupted")
+            raise
+        self.emit(ctx, ev.ProgramEnd, status=status, error=error)
+        return RunResult(
+            status=status,
+            outputs=dict(self.outputs),
+            error=error,
+            failed_statement=statement,
+            run_id=run_id,
+            run_dir=self.run_dir.path if self.run_dir else None,
+            usage=self.usage,
+            cost=self.cost,
+            sessions=self.sessions,
+            dry_run=self.backend.dry_run,
+        )
+
+    def collect(self) -> None:
+        """Agents, blocks and imports are known before the first statement runs."""
+        for node in self.module.statements():
+            if isinstance(node, t.AgentDefinition) and node.name:
+                self.agents[node.name] = node
+            elif isinstance(node, t.BlockDefinition) and node.name:
+                self.blocks[node.name] = node
+            elif isinstance(node, t.UseStatement) and node.path is not None:
+                text = node.path.text
+                alias = node.alias.value if node.alias else text.rstrip("/").split("/")[-1]
+                self.imports[alias.removesuffix(".prose")] = text
+
+    def bind_inputs(self, ctx: Ctx, inputs: Mapping[str, Value]) -> None:
+        received: dict[str, str] = {}
+        for name, _description in declared_inputs(self.module):
+            if name not in inputs:
+                raise MissingInput(name)
+            ctx.scope.values[name] = inputs[name]
+            received[name] = preview(inputs[name])
+        if received:
+            self.emit(ctx, ev.InputReceived, values=received)
+            for node in self.module.statements():
+                if isinstance(node, t.InputDeclaration) and node.name is not None:
+                    name = node.name.value
+                    self.bind(ctx, name, "input", inputs[name], node, declare=False)
+
+    def emit(self, ctx: Ctx, cls: type[ev.Event], **fields: Any) -> None:
+        event = cls(step=ctx.step, level=ctx.level, ts=self.clock.now(), **fields)
+        for sink in self.sinks:
+            sink(event)
+
+    def bind(
+        self, ctx: Ctx, name: str, kind: str, value: Value, node: Any, declare: bool = True
+    ) -> None:
+        """Bind ``name``, write its binding file, then narrate it (file before marker)."""
+        scope = ctx.scope
+        previous = None
+        if kind == "assignment":
+            holder = scope.holder(name)
+            if holder is not None:
+                if name in holder.consts:
+                    raise ProseError(f"cannot reassign const {name!r}", headline(node))
+                previous = preview(holder.values[name])
+                scope = holder
+        if declare or kind == "assignment":
+            scope.values[name] = value
+            if kind == "const":
+                scope.consts.add(name)
+        frame = ctx.frame
+        execution_id = frame.execution_id if frame else None
+        if self.run_dir is not None:
+            file_kind = {"assignment": "let", "anonymous": "let"}.get(kind, kind)
+            self.run_dir.write_binding(name, file_kind, source_of(node), value, execution_id)
+        self.emit(
+            ctx,
+            ev.Binding,
+            name=name,
+            binding_kind=kind,
+            value=preview(value),
+            execution_id=execution_id,
+            previous=previous,
+        )
+
+    # ------------------------------------------------------------------ statements
+
+    async def statements(self, nodes: list[Any], ctx: Ctx) -> Value:
+        value: Value = None
+        for index, node in enumerate(nodes, start=1):
+            value = await self.statement(node, ctx.nested(f".{index}"))
+        return value
+
+    async def statement(self, node: Any, ctx: Ctx) -> Value:
+        method = _STATEMENTS.get(type(node))
+        if method is None:
+            raise ProseError(f"cannot run {type(node).__name__}", headline(node))
+        if not isinstance(node, _SILENT):
+            self.emit(ctx, ev.Position, statement=headline(node), line=node.start_pos[0])
+        result: Value = await method(self, node, ctx)
+        return result
+
+    async def nothing(self, node: Any, ctx: Ctx) -> Value:
+        return None  # declarations: collected before the run
+
+    async def unsupported(self, node: Any, ctx: Ctx) -> Value:
+        raise ProseError(f"not part of the language: {headline(node)}", headline(node))
+
+    async def session_statement(self, node: Any, ctx: Ctx) -> Value:
+        value = await self.session(node, ctx)
+        self._anonymous += 1
+        self.bind(ctx, f"anon_{self._anonymous:03d}", "anonymous", value, node)
+        return value
+
+    async def let(self, node: t.LetBinding, ctx: Ctx) -> Value:
+        value = await self.expression(node.value, ctx)
+        kind = node.keyword
+        target = node.target
+        if isinstance(target, t.ObjectLiteral):
+            for name_leaf in node.target_names():
+                self.bind(ctx, name_leaf.value, kind, attribute(value, name_leaf.value), node)
+        elif isinstance(target, t.Name):
+            self.bind(ctx, target.value, kind, value, node)
+        return value
+
+    async def assignment(self, node: t.Assignment, ctx: Ctx) -> Value:
+        value = await self.expression(node.value, ctx)
+        if node.target is not None:
+            self.bind(ctx, node.target.value, "assignment", value, node)
+        return value
+
+    async def output(self, node: t.OutputBinding, ctx: Ctx) -> Value:
+        value = await self.expression(node.value, ctx)
+        frame = ctx.frame
+        name = node.name.value if node.name is not None else None
+        if frame is not None:
+            if name is None:
+                frame.result, frame.has_result = value, True
+            else:
+                frame.outputs[name] = value
+                self.bind(ctx, name, "output", value, node)
+            return value
+        if name is not None:
+            self.outputs[name] = value
+            self.bind(ctx, name, "output", value, node)
+            self.emit(ctx, ev.Output, name=name, value=preview(value))
+        return value
+
+    async def expression_statement(self, node: Any, ctx: Ctx) -> Value:
+        return await self.expression(node, ctx)
+
+    # ------------------------------------------------------------------ expressions
+
+    async def expression(self, node: Any, ctx: Ctx) -> Value:
+        if node is None:
+            return None
+        if isinstance(node, t.String):
+            return self.interpolate(node, ctx)
+        if isinstance(node, t.Number):
+            number = node.as_int()
+            return number if number is not None else node.value
+        if isinstance(node, t.Name):
+            return self.lookup(node.value, ctx, node)
+        if isinstance(node, t.Attribute):
+            value = await self.expression(node.base, ctx)
+            for name in node.attribute_names():
+                try:
+                    value = attribute(value, name.value)
+                except ProseError as missing:
+                    raise ProseError(missing.message, headline(node)) from None
+            return value
+        if isinstance(node, t.ArrayLiteral):
+            return [await self.expression(e, ctx) for e in node.elements()]
+        if isinstance(node, t.ObjectLiteral):
+            fields = {}
+            for entry in node.entries():
+                if isinstance(entry, t.Name):
+                    fields[entry.value] = self.lookup(entry.value, ctx, entry)
+                elif isinstance(entry, t.ObjectEntry):
+                    fields[source_of(entry.key).strip('"')] = await self.expression(
+                        entry.value, ctx
+                    )
+            return Record(fields)
+        if isinstance(node, t.Discretion):
+            return await self.condition(node, ctx, "if")
+        method = _EXPRESSIONS.get(type(node))
+        if method is None:
+            raise ProseError(f"cannot evaluate {source_of(node)!r}", headline(node))
+        result: Value = await method(self, node, ctx)
+        return result
+
+    def lookup(self, name: str, ctx: Ctx, node: Any) -> Value:
+        try:
+            return ctx.scope.get(name)
+        except KeyError:
+            if name in self.agents:
+                return name
+            raise ProseError(f"undefined variable {name!r}", headline(node)) from None
+
+    def interpolate(self, leaf: t.String, ctx: Ctx) -> str:
+        if "{" not in leaf.value:
+            return leaf.text
+        out = []
+        for part in leaf.parts():
+            if part.kind == "interpolation":
+                path = part.path
+                holder = ctx.scope.holder(path[0])
+                if holder is None:
+                    out.append(part.raw)  # left as written (the checker warns)
+                    continue
+                value = holder.values[path[0]]
+                try:
+                    for name in path[1:]:
+                        value = attribute(value, name)
+                except ProseError:
+                    out.append(part.raw)
+                    continue
+                out.append(render(value))
+            elif part.kind == "escape":
+                out.append(_ESCAPES.get(part.raw[1:], part.raw))
+            else:
+                out.append(part.raw)
+        return "".join(out)
+
+    # ------------------------------------------------------------------ sessions
+
+    def properties_of(self, node: Any) -> dict[str, t.Property]:
+        return {p.name: p for p in node.properties()}
+
+    async def session(self, node: t.Session | t.Resume, ctx: Ctx) -> str:
+        agent_leaf = node.agent
+        agent_name = agent_leaf.value if agent_leaf is not None else None
+        merged: dict[str, t.Property] = {}
+        agent = self.agents.get(agent_name) if agent_name else None
+        if agent is not None:
+            merged.update(self.properties_of(agent))
+        own = self.properties_of(node)
+        system = None
+        if agent is not None and "prompt" in merged:
+            system = await self.property_text(merged["prompt"], ctx)
+        merged.update(own)
+        inline = node.prompt if isinstance(node, t.Session) else None
+        if inline is not None:
+            prompt = self.interpolate(inline, ctx)
+        elif "prompt" in merged:
+            prompt = await self.property_text(merged["prompt"], ctx)
+        else:
+            prompt = ""
+        model = await self.property_text(merged["model"], ctx) if "model" in merged else None
+        context = await self.context(own.get("context"), ctx)
+        retries = to_count(await self.expression(own["retry"].value, ctx)) if "retry" in own else 0
+        backoff = (await self.property_text(own["backoff"], ctx)) if "backoff" in own else "none"
+        extra = tuple(
+            (name, source_of(prop.value) if prop.value is not None else "")
+            for name, prop in merged.items()
+            if name not in ("prompt", "model", "context", "retry", "backoff")
+        )
+        if isinstance(node, t.Resume):
+            extra += (("resume", "true"),)
+        request = SessionRequest(
+            prompt=prompt,
+            step=ctx.key,
+            agent=agent_name,
+            model=model,
+            system=system,
+            context=context,
+            properties=extra,
+        )
+        return await self.with_retry(request, retries or 0, backoff, ctx, node)
+
+    async def property_text(self, prop: t.Property, ctx: Ctx) -> str:
+        value = prop.value
+        if isinstance(value, t.Name):
+            holder = ctx.scope.holder(value.value)
+            return render(holder.values[value.value]) if holder else value.value
+        return render(await self.expression(value, ctx))
+
+    async def with_retry(
+        self, request: SessionRequest, retries: int, backoff: str, ctx: Ctx, node: Any
+    ) -> str:
+        attempt = 1
+        while True:
+            try:
+                result = await self.backend.run_session(replace(request, attempt=attempt))
+            except BackendError as failure:
+                if attempt > retries:
+                    self.emit(ctx, ev.Failure, message=str(failure))
+                    raise ProseError(str(failure), headline(node), "session") from None
+                delay = self.retry_delay(backoff, attempt)
+                self.emit(
+                    ctx, ev.Retry, attempt=attempt, maximum=retries, delay=delay, error=str(failure)
+                )
+                await self.clock.sleep(delay)
+                attempt += 1
+                continue
+            self.account(result.usage, result.cost)
+            self.sessions += 1
+            self.emit(ctx, ev.Success, what="Session", value=preview(result.text))
+            return result.text
+
+    def retry_delay(self, backoff: str, attempt: int) -> float:
+        """Seconds before retry ``attempt`` (1-based): none 0; linear the base delay each
+        time (the spec's "fixed delay"); exponential base * 2^(attempt-1), capped; with
+        jitter, a uniform draw from [delay/2, delay]."""
+        base = self.options.retry_base_delay
+        kind = backoff.strip().strip('"').lower()
+        if kind == "linear":
+            delay = base
+        elif kind == "exponential":
+            delay = base * 2 ** (attempt - 1)
+        else:
+            return 0.0
+        delay = min(delay, self.options.retry_max_delay)
+        if self.options.jitter:
+            delay = delay / 2 + self.rng.random() * delay / 2
+        return delay
+
+    def account(self, usage: Usage, cost: float) -> None:
+        self.usage = self.usage + usage
+        self.cost += cost
+
+    async def context(self, prop: t.Property | None, ctx: Ctx) -> tuple[tuple[str, str], ...]:
+        """``context: x``, ``[a, b]``, ``{ a, b }`` and ``[]``: (name, text) pairs."""
+        if prop is None or prop.value is None:
+            return ()
+        value = prop.value
+        if isinstance(value, t.ArrayLiteral):
+            nodes = value.elements()
+        elif isinstance(value, t.ObjectLiteral):
+            nodes = value.entries()
+        else:
+            nodes = [value]
+        pairs = []
+        for item in nodes:
+            label = item.value if isinstance(item, t.Name) else source_of(item)
+            text = render(await self.expression(item, ctx))
+            if len(text) > self.options.context_limit:
+                summary = await self.backend.summarise(
+                    SummaryRequest(label, text, self.options.context_limit, ctx.key)
+                )
+                self.account(summary.usage, summary.cost)
+                text = summary.text
+            pairs.append((label, text))
+        return tuple(pairs)
+
+    # ------------------------------------------------------------------ conditions
+
+    async def condition(self, node: Any, ctx: Ctx, purpose: str, evaluation: int = 1) -> bool:
+        text = node.condition if isinstance(node, t.Discretion) else source_of(node)
+        result = await self.backend.judge(ConditionRequest(text, ctx.key, purpose, evaluation))
+        self.account(result.usage, result.cost)
+        return result.value
+
+    async def if_(self, node: t.IfStatement, ctx: Ctx) -> Value:
+        clauses: list[tuple[str, Any, list[Any]]] = [("if", node.condition, node.body_statements())]
+        clauses += [("elif", c.condition, c.body_statements()) for c in node.elif_clauses()]
+        for index, (purpose, condition, body) in enumerate(clauses):
+            holds = await self.condition(condition, ctx.nested(f"?{index}"), purpose)
+            self.emit(
+                ctx, ev.Flow, condition=source_of(condition), result="true" if holds else "false"
+            )
+            if holds:
+                return await self.statements(body, ctx.nested(f"?{index}", level=ctx.level + 1))
+        otherwise = node.else_clause
+        if otherwise is not None:
+            return await self.statements(
+                otherwise.body_statements(), ctx.nested("?else", level=ctx.level + 1)
+            )
+        return None
+
+    async def choice(self, node: t.ChoiceStatement, ctx: Ctx) -> Value:
+        options = node.options()
+        labels = tuple(o.label.text if o.label else "" for o in options)
+        criteria = node.criteria
+        text = criteria.condition if isinstance(criteria, t.Discretion) else source_of(criteria)
+        result = await self.backend.choose(ChoiceRequest(text, labels, ctx.key))
+        self.account(result.usage, result.cost)
+        if not options:
+            return None
+        index = max(0, min(result.index, len(options) - 1))
+        self.emit(ctx, ev.Flow, condition=f"**{text}**", result=f'chose "{labels[index]}"')
+        return await self.statements(
+            options[index].body_statements(), ctx.nested(f"?{index}", level=ctx.level + 1)
+        )
+
+    # ------------------------------------------------------------------ composition
+
+    async def do(self, node: Any, ctx: Ctx) -> Value:
+        if isinstance(node, t.DoBlock):
+            return await self.statements(node.body_statements(), ctx)
+        return await self.block_call(node, ctx)
+
+    async def do_statement(self, node: Any, ctx: Ctx) -> Value:
+        return await self.do(node, ctx)
+
+    async def block_call(self, node: t.DoInvocation, ctx: Ctx) -> Value:
+        name = node.name.value if node.name is not None else ""
+        block = self.blocks.get(name)
+        if block is None:
+            raise ProseError(f"undefined block {name!r}", headline(node))
+        arguments = node.arguments
+        values = [
+            await self.expression(a, ctx) for a in (arguments.positional() if arguments else [])
+        ]
+        params = [p.value for p in block.parameters()]
+        caller = ctx.frame
+        depth = caller.depth + 1 if caller else 1
+        if depth > self.options.max_depth:
+            raise ProseError(
+                f"block {name!r} nested deeper than {self.options.max_depth} invocations",
+                headline(node),
+                "depth",
+            )
+        self._execution_ids += 1
+        frame = Frame(name, self._execution_ids, depth, caller.execution_id if caller else None)
+        scope = ctx.scope.child(frame)
+        for param, value in zip(params, values, strict=False):
+            scope.values[param] = value
+        for param in params[len(values) :]:
+            scope.values[param] = None
+        shown = {p: preview(v) for p, v in zip(params, values, strict=False)}
+        self.emit(
+            ctx,
+            ev.FramePush,
+            block=name,
+            execution_id=frame.execution_id,
+            depth=depth,
+            parent=frame.parent_id,
+            arguments=shown,
+        )
+        inner = ctx.nested(f"#{frame.execution_id}", scope, level=ctx.level + 1)
+        try:
+            last = await self.statements(block.body_statements(), inner)
+        except BaseException:
+            self.emit(ctx, ev.FramePop, block=name, execution_id=frame.execution_id, failed=True)
+            raise
+        self.emit(ctx, ev.FramePop, block=name, execution_id=frame.execution_id)
+        if frame.has_result:
+            return frame.result
+        if frame.outputs:
+            return Record(frame.outputs, kind="outputs")
+        return last
+
+    async def arrow(self, node: t.ArrowSequence, ctx: Ctx) -> Value:
+        value: Value = None
+        for index, step in enumerate(node.steps(), start=1):
+            value = await self.expression(step, ctx.nested(f">{index}"))
+        return value
+
+    async def program_call(self, node: t.ProgramCall, ctx: Ctx) -> Value:
+        name = node.name.value if node.name is not None else ""
+        source = self.imports.get(name)
+        if source is None:
+            raise ProseError(f"{name!r} is not an imported program", headline(node))
+        if self.load_program is None or not source.startswith((".", "/", "~")):
+            raise ProseError(f"cannot run {source!r}: only local programs run", headline(node))
+        arguments = node.arguments
+        inputs = {}
+        for kw in arguments.keyword_arguments() if arguments else []:
+            inputs[kw.name.value] = await self.expression(kw.value, ctx)
+        if self.import_depth >= self.options.max_depth:
+            raise ProseError("programs call each other too deeply", headline(node), "depth")
+        path = self.resolve_import(source)
+        self.emit(ctx, ev.Import, source=source, alias=name)
+        text, module = self.load_program(path)
+        run_dir = None
+        if self.run_dir is not None:
+            slug = f"local--{path.stem}"
+            run_dir = RunDirectory.create(
+                self.run_dir.path / "imports",
+                text,
+                path.name,
+                run_id=f"{slug}-{self._next_import()}",
+            )
+        callee = Interpreter(
+            module,
+            self.backend,
+            program_path=path,
+            program_name=path.name,
+            run_dir=run_dir,
+            options=self.options,
+            sinks=[_shifted(sink, ctx.level + 1) for sink in self.external_sinks],
+            clock=self.clock,
+            load_program=self.load_program,
+            depth=self.import_depth + 1,
+        )
+        try:
+            result = await callee.run(inputs)
+        except MissingInput as missing:
+            raise ProseError(f"{source}: missing input {missing.name!r}", headline(node)) from None
+        self.account(callee.usage, callee.cost)
+        self.sessions += callee.sessions
+        if result.status != "success":
+            raise ProseError(f"{source}: {result.error}", headline(node), "program")
+        self.emit(ctx, ev.Import, source=source, alias=name, status="returned")
+        return Record(result.outputs, kind="program")
+
+    _imports_run = 0
+
+    def _next_import(self) -> int:
+        self._imports_run += 1
+        return self._imports_run
+
+    def resolve_import(self, source: str) -> Path:
+        base = Path(source).expanduser()
+        if not base.is_absolute():
+            importer = self.program_path or Path("program.prose")
+            base = importer.resolve().parent / base
+        if not base.name.endswith(".prose") and not base.is_file():
+            base = base.with_name(base.name + ".prose")
+        return base
+
+    # ------------------------------------------------------------------ parallel
+
+    async def parallel(self, node: t.Parallel, ctx: Ctx) -> Value:
+        strategy, count, on_fail = await self.parallel_modifiers(node, ctx)
+        branches = node.body_statements()
+        names = [_branch_name(b, i) for i, b in enumerate(branches)]
+        needed = len(branches) if strategy == "all" else (count or 1)
+        self.emit(
+            ctx, ev.ParallelEnter, branches=names, strategy=strategy, count=count, on_fail=on_fail
+        )
+        scopes = [ctx.scope.child() for _ in branches]
+
+        async def run_branch(index: int) -> Value:
+            branch = branches[index]
+            letter = _letter(index)
+            bctx = ctx.nested(
+                letter, scopes[index], step=f"{ctx.step}{letter}", level=ctx.level + 1
+            )
+            if isinstance(branch, t.Assignment):
+                return await self.expression(branch.value, bctx)
+            return await self.statement(branch, bctx)
+
+        tasks = {asyncio.ensure_future(run_branch(i)): i for i in range(len(branches))}
+        results: dict[int, Value] = {}
+        failures: dict[int, ProseError] = {}
+        pending = set(tasks)
+        try:
+            while pending:
+                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                for task in sorted(done, key=tasks.__getitem__):
+                    index = tasks[task]
+                    error = task.exception()
+                    if error is None:
+                        results[index] = task.result()
+                        self.emit(
+                            _branch_ctx(ctx, index),
+                            ev.ParallelBranch,
+                            branch=names[index],
+                            status="done",
+                            value=preview(results[index]),
+                            named=_is_named(branches[index]),
+                        )
+                        continue
+                    if not isinstance(error, ProseError):
+                        raise error
+                    failures[index] = error
+                    self.emit(
+                        ctx,
+                        ev.ParallelBranch,
+                        branch=names[index],
+                        status="failed",
+                        value=error.message,
+                    )
+                    if on_fail == "fail-fast":
+                        raise ProseError(
+                            f"parallel branch {names[index]} failed: {error.message}",
+                            error.statement or headline(node),
+                            error.kind,
+                        )
+                if strategy != "all" and len(results) >= needed:
+                    break
+                if len(results) + len(pending) < needed:
+                    break
+        finally:
+            for task in pending:
+                task.cancel()
+                self.emit(ctx, ev.ParallelBranch, branch=names[tasks[task]], status="cancelled")
+            if pending:
+                await asyncio.gather(*pending, return_exceptions=True)
+        if strategy != "all" and len(results) < needed and on_fail == "continue":
+            raise ProseError(
+                f"parallel: {len(results)} of {len(branches)} branches succeeded, {needed} needed",
+                headline(node),
+            )
+        return self.join(node, ctx, branches, names, scopes, results, failures, strategy, on_fail)
+
+    def join(
+        self,
+        node: t.Parallel,
+        ctx: Ctx,
+        branches: list[Any],
+        names: list[str],
+        scopes: list[Scope],
+        results: dict[int, Value],
+        failures: dict[int, ProseError],
+        strategy: str,
+        on_fail: str,
+    ) -> Value:
+        """Branch bindings become visible here, in branch order (seed 002)."""
+        joined: dict[str, Value] = {}
+        for index, branch in enumerate(branches):
+            if index in results:
+                value = results[index]
+            elif index in failures:
+                value = failures[index].value
+                if on_fail == "continue":
+                    self.emit(
+                        ctx,
+                        ev.Warning,
+                        message=f"branch {names[index]} failed: {failures[index].message}",
+                    )
+            else:
+                continue  # cancelled
+            joined[names[index]] = value
+            if isinstance(branch, t.Assignment) and branch.target is not None:
+                self.bind(_branch_ctx(ctx, index), branch.target.value, "let", value, branch)
+            elif index in results:
+                for name, inner in scopes[index].values.items():
+                    ctx.scope.values[name] = inner
+        self.emit(ctx, ev.ParallelJoin, results={k: preview(v) for k, v in joined.items()})
+        if strategy == "first" and results:
+            return results[min(results, key=lambda i: list(results).index(i))]
+        return Record(joined, kind="parallel")
+
+    async def parallel_modifiers(self, node: t.Parallel, ctx: Ctx) -> tuple[str, int | None, str]:
+        strategy, count, on_fail = "all", None, "fail-fast"
+        modifiers = node.modifiers
+        if modifiers is not None:
+            for item in modifiers.positional():
+                value = render(await self.expression(item, ctx))
+                if value in JOINS:
+                    strategy = value
+            for kw in modifiers.keyword_arguments():
+                value = await self.expression(kw.value, ctx)
+                if kw.name.value == "count":
+                    count = to_count(value)
+                elif kw.name.value == "on-fail" and render(value) in POLICIES:
+                    on_fail = render(value)
+        return strategy, count, on_fail
+
+    # ------------------------------------------------------------------ loops
+
+    async def repeat(self, node: t.Repeat, ctx: Ctx) -> Value:
+        times = to_count(await self.expression(node.count, ctx))
+        if times is None or times < 0:
+            raise ProseError("repeat needs a count of 0 or more", headline(node))
+        index_name = node.index.value if node.index else None
+        value: Value = None
+        for i in range(times):
+            self.emit(ctx, ev.LoopIteration, iteration=i + 1, maximum=times)
+            scope = ctx.scope.child()
+            if index_name:
+                scope.values[index_name] = i
+            value = await self.statements(
+                node.body_statements(), ctx.nested(f"@{i}", scope, level=ctx.level + 1)
+            )
+        return value
+
+    async def for_each(self, node: t.ForEach, ctx: Ctx) -> Value:
+        items = items_of(await self.expression(node.collection, ctx))
+        item_name = node.item.value if node.item else "item"
+        index_name = node.index.value if node.index else None
+        body = node.body_statements()
+
+        async def one(i: int, item: Value) -> Value:
+            scope = ctx.scope.child()
+            scope.values[item_name] = item
+            if index_name:
+                scope.values[index_name] = i
+            if not node.is_parallel:
+                self.emit(ctx, ev.LoopIteration, iteration=i + 1, maximum=len(items))
+            return await self.statements(body, ctx.nested(f"@{i}", scope, level=ctx.level + 1))
+
+        if node.is_parallel:
+            return await self.bounded(items, one, ctx, node)
+        return [await one(i, item) for i, item in enumerate(items)]
+
+    async def bounded(
+        self,
+        items: list[Value],
+        work: Callable[[int, Value], Awaitable[Value]],
+        ctx: Ctx,
+        node: Any,
+    ) -> list[Value]:
+        """``work`` over every item, at most ``concurrency`` at once, results in order;
+        the first failure cancels the rest (fail-fast, as a parallel block's default)."""
+        results: list[Value] = [None] * len(items)
+        names = [_letter(i) for i in range(len(items))]
+        self.emit(ctx, ev.ParallelEnter, branches=names, strategy="all", on_fail="fail-fast")
+        queue = iter(range(len(items)))
+
+        async def worker() -> None:
+            for i in queue:
+                results[i] = await work(i, items[i])
+
+        workers = [
+            asyncio.ensure_future(worker())
+            for _ in range(min(max(1, self.options.concurrency), len(items)))
+        ]
+        try:
+            await asyncio.gather(*workers)
+        finally:
+            for w in workers:
+                w.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+        self.emit(ctx, ev.ParallelJoin, results={})
+        return results
+
+    async def loop(self, node: t.Loop, ctx: Ctx) -> Value:
+        maximum = None
+        if node.modifiers is not None:
+            for kw in node.modifiers.keyword_arguments():
+                if kw.name.value == "max":
+                    maximum = to_count(await self.expression(kw.value, ctx))
+        kind = node.kind
+        condition = node.condition
+        index_name = node.index.value if node.index else None
+        described = f"loop {kind} {source_of(condition)}" if kind and condition else "loop"
+        limit = maximum if maximum is not None else None
+        self.emit(
+            ctx, ev.LoopStart, description=described + (f" (max: {maximum})" if maximum else "")
+        )
+        value: Value = None
+        iteration = 0
+        reason = ""
+        while True:
+            if kind is not None and condition is not None:
+                self.emit(ctx, ev.LoopEvaluation, condition=source_of(condition))
+                holds = await self.condition(
+                    condition, ctx.nested(f"?{iteration}"), kind, iteration + 1
+                )
+                stop = holds if kind == "until" else not holds
+                self.emit(
+                    ctx,
+                    ev.Flow,
+                    condition=source_of(condition),
+                    result="satisfied" if holds else "not satisfied",
+                )
+                if stop:
+                    reason = (
+                        source_of(condition) if kind == "until" else f"not {source_of(condition)}"
+                    )
+                    break
+            if limit is not None and iteration >= limit:
+                reason = "max"
+                break
+            if limit is None and iteration >= self.options.unbounded_loop_limit:
+                reason = "safety limit"
+                self.emit(
+                    ctx,
+                    ev.Warning,
+                    message=f"loop stopped at the VM's safety limit of "
+                    f"{self.options.unbounded_loop_limit} iterations",
+                )
+                break
+            iteration += 1
+            self.emit(ctx, ev.LoopIteration, iteration=iteration, maximum=maximum)
+            scope = ctx.scope.child()
+            if index_name:
+                scope.values[index_name] = iteration - 1
+            value = await self.statements(
+                node.body_statements(), ctx.nested(f"@{iteration}", scope, level=ctx.level + 1)
+            )
+        self.emit(ctx, ev.LoopExit, reason=reason, iteration=iteration, maximum=maximum)
+        return value
+
+    # ------------------------------------------------------------------ pipelines
+
+    async def pipeline(self, node: t.Pipeline, ctx: Ctx) -> Value:
+        value: Value = await self.expression(node.source, ctx)
+        for number, stage in enumerate(node.stages(), start=1):
+            items = items_of(value)
+            operation = stage.operation.value if stage.operation is not None else ""
+            self.emit(ctx, ev.PipelineStage, operation=operation, stage=number, items=len(items))
+            sctx = ctx.nested(f"|{number}")
+            body = stage.body_statements()
+
+            async def apply(i: int, item: Value, bctx: Ctx = sctx, body: list[Any] = body) -> Value:
+                scope = bctx.scope.child()
+                scope.values["item"] = item
+                return await self.statements(
+                    body, bctx.nested(f"@{i}", scope, level=bctx.level + 1)
+                )
+
+            if operation == "map":
+                value = [await apply(i, item) for i, item in enumerate(items)]
+            elif operation == "pmap":
+                value = await self.bounded(items, apply, sctx, stage)
+            elif operation == "filter":
+                kept = []
+                for i, item in enumerate(items):
+                    verdict = await apply(i, item)
+                    if await self.truthy(verdict, sctx.nested(f"@{i}")):
+                        kept.append(item)
+                value = kept
+            elif operation == "reduce":
+                value = await self.reduce(stage, items, sctx)
+            else:
+                raise ProseError(f"unknown pipeline operation {operation!r}", headline(stage))
+        return value
+
+    async def reduce(self, stage: t.PipeStage, items: list[Value], ctx: Ctx) -> Value:
+        params = stage.parameter_list.names() if stage.parameter_list is not None else []
+        acc_name = params[0].value if params else "acc"
+        item_name = params[1].value if len(params) > 1 else "item"
+        if not items:
+            return None
+        acc = items[0]
+        for i, item in enumerate(items[1:], start=1):
+            scope = ctx.scope.child()
+            scope.values[acc_name] = acc
+            scope.values[item_name] = item
+            acc = await self.statements(
+                stage.body_statements(), ctx.nested(f"@{i}", scope, level=ctx.level + 1)
+            )
+        return acc
+
+    async def truthy(self, verdict: Value, ctx: Ctx) -> bool:
+        """A filter keeps an item when its body answers yes: "yes"/"true" and "no"/"false"
+        are read directly; any other answer is judged by the backend."""
+        if isinstance(verdict, bool):
+            return verdict
+        text = render(verdict).strip().lower()
+        word = text.split()[0].strip(".,!:;") if text.split() else ""
+        if word in ("yes", "true"):
+            return True
+        if word in ("no", "false") or not text:
+            return False
+        result = await self.backend.judge(
+            ConditionRequest(f"the answer means yes: {render(verdict)}", ctx.key, "filter")
+        )
+        self.account(result.usage, result.cost)
+        return result.value
+
+    # ------------------------------------------------------------------ errors
+
+    async def try_(self, node: t.TryStatement, ctx: Ctx) -> Value:
+        self.emit(ctx, ev.Try, phase="enter")
+        inner = ctx.nested("", level=ctx.level + 1)
+        value: Value = None
+        try:
+            value = await self.statements(node.body_statements(), inner.nested("try"))
+        except ProseError as failure:
+            clauses = node.catch_clauses()
+            if not clauses:
+                raise
+            clause = clauses[0]
+            self.emit(ctx, ev.Try, phase="catch")
+            cctx = inner.nested("catch", error=failure)
+            if clause.error_name is not None:
+                self.bind(cctx, clause.error_name.value, "let", failure.value, clause)
+            value = await self.statements(clause.body_statements(), cctx)
+        finally:
+            final = node.finally_clause
+            if final is not None:
+                self.emit(ctx, ev.Try, phase="finally")
+                await self.statements(final.body_statements(), inner.nested("finally"))
+        return value
+
+    async def throw(self, node: t.ThrowStatement, ctx: Ctx) -> Value:
+        if node.message is None and ctx.error is not None:
+            raise ctx.error
+        message = self.interpolate(node.message, ctx) if node.message is not None else "error"
+        self.emit(ctx, ev.Failure, message=message)
+        raise ProseError(message, headline(node), "thrown")
+
+
+_ESCAPES = {"\\": "\\", '"': '"', "n": "\n", "t": "\t", "{": "{", "}": "}"}
+
+
+def _letter(index: int) -> str:
+    letters = ""
+    index += 1
+    while index:
+        index, rest = divmod(index - 1, 26)
+        letters = chr(ord("a") + rest) + letters
+    return letters
+
+
+def _shifted(sink: EventSink, levels: int) -> EventSink:
+    """A sink that shows an imported program's events nested under the call."""
+
+    def shifted(event: ev.Event) -> None:
+        sink(replace(event, level=event.level + levels))
+
+    return shifted
+
+
+def _branch_ctx(ctx: Ctx, index: int) -> Ctx:
+    return replace(ctx, step=f"{ctx.step}{_letter(index)}")
+
+
+def _is_named(branch: Any) -> bool:
+    return isinstance(branch, t.Assignment | t.LetBinding)
+
+
+def _branch_name(branch: Any, index: int) -> str:
+    if isinstance(branch, t.Assignment) and branch.target is not None:
+        return str(branch.target.value)
+    if isinstance(branch, t.LetBinding):
+        names = branch.target_names()
+        if names:
+            return str(names[0].value)
+    return _letter(index)
+
+
+_STATEMENTS: dict[type, Callable[[Interpreter, Any, Ctx], Awaitable[Value]]] = {
+    t.UseStatement: Interpreter.nothing,
+    t.ImportStatement: Interpreter.nothing,
+    t.InputDeclaration: Interpreter.nothing,
+    t.AgentDefinition: Interpreter.nothing,
+    t.BlockDefinition: Interpreter.nothing,
+    t.OutputBinding: Interpreter.output,
+    t.LetBinding: Interpreter.let,
+    t.ConstBinding: Interpreter.let,
+    t.Assignment: Interpreter.assignment,
+    t.Session: Interpreter.session_statement,
+    t.Resume: Interpreter.session_statement,
+    t.DoBlock: Interpreter.do_statement,
+    t.DoInvocation: Interpreter.do_statement,
+    t.ArrowSequence: Interpreter.expression_statement,
+    t.ProgramCall: Interpreter.expression_statement,
+    t.Pipeline: Interpreter.expression_statement,
+    t.Parallel: Interpreter.parallel,
+    t.Repeat: Interpreter.repeat,
+    t.ForEach: Interpreter.for_each,
+    t.Loop: Interpreter.loop,
+    t.TryStatement: Interpreter.try_,
+    t.ThrowStatement: Interpreter.throw,
+    t.ChoiceStatement: Interpreter.choice,
+    t.IfStatement: Interpreter.if_,
+    t.UnsupportedStatement: Interpreter.unsupported,
+    t.ErrorStatement: Interpreter.unsupported,
+    t.ErrorBlock: Interpreter.unsupported,
+}
+
+# Statements narrated by their own markers rather than a [Position] line.
+_SILENT = (
+    t.UseStatement,
+    t.ImportStatement,
+    t.InputDeclaration,
+    t.AgentDefinition,
+    t.BlockDefinition,
+    t.OutputBinding,
+    t.TryStatement,
+)
+
+_EXPRESSIONS: dict[type, Callable[[Interpreter, Any, Ctx], Awaitable[Value]]] = {
+    t.Session: Interpreter.session,
+    t.Resume: Interpreter.session,
+    t.DoBlock: Interpreter.do,
+    t.DoInvocation: Interpreter.do,
+    t.ArrowSequence: Interpreter.arrow,
+    t.ProgramCall: Interpreter.program_call,
+    t.Pipeline: Interpreter.pipeline,
+    t.Parallel: Interpreter.parallel,
+    t.Repeat: Interpreter.repeat,
+    t.ForEach: Interpreter.for_each,
+    t.Loop: Interpreter.loop,
+}
