@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from openprose import __version__
-from openprose.cli import check, compile, fmt
+from openprose.cli import check, compile, fmt, run
 
 PROG = "prose"
 
@@ -52,6 +52,17 @@ def build_parser() -> argparse.ArgumentParser:
     compile.add_arguments(compile_parser)
     compile_parser.set_defaults(handler=compile.run)
 
+    run_parser = commands.add_parser(
+        "run",
+        help="run a program on the bundled VM",
+        description="Check a program, then run it on the bundled VM (by default the offline "
+        "backend: a deterministic dry run that calls no model). Exit status: 0 when the run "
+        "succeeded, 1 when the program has errors or failed, 2 for a usage error (a missing "
+        "input, an unreadable file), 130 when interrupted.",
+    )
+    run.add_arguments(run_parser)
+    run_parser.set_defaults(handler=run.run)
+
     lsp_parser = commands.add_parser(
         "lsp",
         help="run the language server (the same as prose-ls)",
@@ -67,8 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _run_lsp(args: argparse.Namespace, stdout: object, stderr: object) -> int:
     from openprose.lsp.server import main as serve
 
-    serve([*(["--tcp", args.tcp] if args.tcp else []), "--log-level", args.log_level])
-    return 0
+    # The server's status: 1 when the client exits without shutting it down first.
+    return serve([*(["--tcp", args.tcp] if args.tcp else []), "--log-level", args.log_level])
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,241 @@
+"""``prose run``: check a program, then run it on the bundled VM (docs/run.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any, TextIO
+
+from openprose.cli.render import Style, format_human, format_summary, source_lines, wants_colour
+from openprose.cli.sources import SourceError, add_size_option, discover, read_source
+
+EXIT_OK = 0
+EXIT_FAILED = 1  # the program has errors, or failed while running
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("path", metavar="FILE", help="the program to run")
+    parser.add_argument(
+        "--input",
+        dest="inputs",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="give an input; NAME=@FILE reads the value from a file (repeatable)",
+    )
+    parser.add_argument(
+        "--inputs",
+        dest="inputs_file",
+        metavar="FILE.json",
+        help="a JSON object of inputs (--input wins over it)",
+    )
+    parser.add_argument(
+        "--trace", action="store_true", help="print the narration on standard error as it runs"
+    )
+    parser.add_argument(
+        "--trace-format",
+        choices=("text", "json"),
+        default="text",
+        help="text: the narration markers (default); json: one event a line",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print the run's result as one JSON object"
+    )
+    parser.add_argument(
+        "--offline-rounds",
+        type=int,
+        default=2,
+        metavar="N",
+        help="offline backend: a loop condition is satisfied on its Nth evaluation (default 2)",
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=8,
+        metavar="N",
+        help="parallel for and pmap: items in flight at once (default 8)",
+    )
+    parser.add_argument(
+        "--run-dir",
+        metavar="DIR",
+        help="where run directories are created (default: .prose/runs in the current directory)",
+    )
+    add_size_option(parser)
+
+
+class UsageError(Exception):
+    pass
+
+
+def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    try:
+        return _run(args, stdout, stderr)
+    except UsageError as error:
+        print(f"prose: error: {error}", file=stderr)
+        return EXIT_USAGE
+
+
+def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    import asyncio
+
+    from openprose.checking import check_text
+    from openprose.config import ConfigError, ConfigFinder
+    from openprose.syntax import parse
+    from openprose.vm.backends.offline import OfflineBackend
+    from openprose.vm.interpreter import MissingInput, Options, declared_inputs
+    from openprose.vm.runner import run_file
+
+    if args.offline_rounds < 1:
+        raise UsageError("--offline-rounds must be at least 1")
+    if args.concurrency < 1:
+        raise UsageError("--concurrency must be at least 1")
+    sources, missing = discover([args.path])
+    if missing or len(sources) != 1 or sources[0].fs_path is None:
+        raise UsageError(str(missing[0]) if missing else f"{args.path} is not one program file")
+    source = sources[0]
+    program = Path(str(source.fs_path))
+    try:
+        text = read_source(source, args.max_file_size)
+        config = ConfigFinder().for_path(source.fs_path)
+    except (SourceError, ConfigError) as error:
+        raise UsageError(str(error)) from None
+    diagnostics = (
+        check_text(text, source.fs_path, config) if config else check_text(text, source.fs_path)
+    )
+    errors = [d for d in diagnostics if d.is_error]
+    if errors:
+        style = Style(colour=wants_colour("auto", stderr))
+        lines = source_lines(text)
+        for diagnostic in diagnostics:
+            print(format_human(source.display_path, diagnostic, lines, style), file=stderr)
+        print(format_summary(Counter(d.severity for d in diagnostics), 1, 1), file=stderr)
+        return EXIT_FAILED
+
+    module = parse(text)
+    inputs = _inputs(args, declared_inputs(module), stderr)
+    backend = OfflineBackend(rounds=args.offline_rounds)
+    print("prose: dry run on the offline backend: no model is called", file=stderr)
+    sinks = [_tracer(args.trace_format, stderr)] if args.trace else []
+    runs_root = Path(args.run_dir).resolve() if args.run_dir else Path.cwd() / ".prose" / "runs"
+    try:
+        result = asyncio.run(
+            run_file(
+                program,
+                inputs,
+                backend=backend,
+                runs_root=runs_root,
+                sinks=sinks,
+                options=Options(concurrency=args.concurrency),
+                checked=(text, module),
+            )
+        )
+    except MissingInput as missing_input:  # pragma: no cover - inputs are gathered above
+        raise UsageError(f"missing input {missing_input.name!r}") from None
+    except KeyboardInterrupt:
+        print("prose: interrupted", file=stderr)
+        return EXIT_INTERRUPTED
+    except OSError as error:
+        raise UsageError(f"cannot write the run directory: {error}") from None
+    return _report(result, args.json, stdout, stderr)
+
+
+def _inputs(args: argparse.Namespace, declared: list[tuple[str, str]], stderr: TextIO) -> dict:
+    values: dict[str, Any] = {}
+    if args.inputs_file:
+        try:
+            loaded = json.loads(Path(args.inputs_file).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            raise UsageError(f"cannot read inputs from {args.inputs_file}: {error}") from None
+        if not isinstance(loaded, dict):
+            raise UsageError(f"{args.inputs_file} must hold a JSON object of inputs")
+        values.update(loaded)
+    for item in args.inputs:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise UsageError(f"--input needs NAME=VALUE, got {item!r}")
+        if value.startswith("@"):
+            try:
+                value = Path(value[1:]).read_text(encoding="utf-8")
+            except OSError as error:
+                raise UsageError(f"cannot read input {name} from {value[1:]}: {error}") from None
+        values[name] = value
+    names = {name for name, _ in declared}
+    unknown = sorted(set(values) - names)
+    if unknown:
+        raise UsageError(f"the program has no input {unknown[0]!r}")
+    for name, description in declared:
+        if name in values:
+            continue
+        if not sys.stdin.isatty():
+            raise UsageError(f"missing input {name!r} (give it with --input {name}=VALUE)")
+        hint = f" ({description})" if description else ""
+        print(f"{name}{hint}: ", end="", file=stderr, flush=True)
+        values[name] = sys.stdin.readline().rstrip("\n")
+    return values
+
+
+def _tracer(fmt: str, stream: TextIO) -> Any:
+    from openprose.vm.events import render_json, render_text
+
+    render = render_json if fmt == "json" else render_text
+
+    def trace(event: Any) -> None:
+        print(render(event), file=stream, flush=True)
+
+    return trace
+
+
+def _report(result: Any, as_json: bool, stdout: TextIO, stderr: TextIO) -> int:
+    from openprose.vm.values import render
+
+    usage = result.usage
+    if as_json:
+        payload = {
+            "run_id": result.run_id,
+            "run_dir": str(result.run_dir) if result.run_dir else None,
+            "status": result.status,
+            "dry_run": result.dry_run,
+            "outputs": {name: _jsonable(value) for name, value in result.outputs.items()},
+            "error": result.error or None,
+            "failed_statement": result.failed_statement or None,
+            "sessions": result.sessions,
+            "usage": {
+                "input_tokens": usage.input_tokens,
+                "output_tokens": usage.output_tokens,
+                "cache_read_tokens": usage.cache_read_tokens,
+                "cache_write_tokens": usage.cache_write_tokens,
+            },
+            "cost_usd": result.cost,
+        }
+        json.dump(payload, stdout, ensure_ascii=False, indent=2)
+        stdout.write("\n")
+    else:
+        for name, value in result.outputs.items():
+            print(f"{name} = {render(value)}", file=stdout)
+    label = " (dry run)" if result.dry_run else ""
+    summary = (
+        f"{result.sessions} sessions, {usage.input_tokens} tokens in, "
+        f"{usage.output_tokens} out, ${result.cost:.2f}{label}"
+    )
+    if result.status != "success":
+        where = f" at `{result.failed_statement}`" if result.failed_statement else ""
+        print(f"prose: error: run {result.run_id} failed{where}: {result.error}", file=stderr)
+        print(f"prose: {summary}; state in {result.run_dir}", file=stderr)
+        return EXIT_FAILED
+    print(f"prose: run {result.run_id} succeeded: {summary}", file=stderr)
+    return EXIT_OK
+
+
+def _jsonable(value: Any) -> Any:
+    from collections.abc import Mapping
+
+    if isinstance(value, Mapping):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_jsonable(v) for v in value]
+    return value

@@ -1,0 +1,121 @@
+"""``prose run`` end to end, in a child process, on the offline backend."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+PROGRAM = """\
+input topic: "What to research"
+let notes = session "Research {topic}"
+output summary = session "Summarise"
+  context: notes
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "main.prose") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_run_prints_outputs_and_leaves_a_run_directory(prose: Any, tmp_path: Path) -> None:
+    write(tmp_path, PROGRAM)
+    done = prose("run", "main.prose", "--input", "topic=bees")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (
+        "summary = [dry run] Summarise (agent: -; model: default; context: notes)\n"
+    )
+    assert "dry run on the offline backend" in done.stderr
+    runs = list((tmp_path / ".prose" / "runs").iterdir())
+    assert len(runs) == 1
+    state = (runs[0] / "state.md").read_text(encoding="utf-8").splitlines()
+    assert state[2:4] == ["2→ notes ✓", "3→ summary ✓"]
+    assert state[-1].startswith("---end ")
+
+
+def test_json_result_and_inputs_file(prose: Any, tmp_path: Path) -> None:
+    write(tmp_path, PROGRAM)
+    (tmp_path / "in.json").write_text('{"topic": "ants"}', encoding="utf-8")
+    done = prose("run", "main.prose", "--inputs", "in.json", "--json", "--run-dir", "runs")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["status"] == "success" and result["dry_run"] is True
+    assert result["sessions"] == 2
+    assert Path(result["run_dir"]).parent == (tmp_path / "runs").resolve()
+    assert result["outputs"]["summary"].startswith("[dry run] Summarise")
+
+
+def test_input_from_a_file(prose: Any, tmp_path: Path) -> None:
+    write(tmp_path, PROGRAM)
+    (tmp_path / "topic.txt").write_text("moths", encoding="utf-8")
+    done = prose("run", "main.prose", "--input", "topic=@topic.txt", "--trace")
+    assert done.returncode == 0, done.stderr
+    assert '[Position] Executing: let notes = session "Research {topic}"' in done.stderr
+    assert '"[dry run] Research moths' in done.stderr
+
+
+def test_the_json_trace_is_one_event_a_line(prose: Any, tmp_path: Path) -> None:
+    write(tmp_path, 'session "Hi"\n')
+    done = prose("run", "main.prose", "--trace", "--trace-format", "json")
+    events = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]
+    assert [e["event"] for e in events] == [
+        "program_start",
+        "position",
+        "success",
+        "binding",
+        "program_end",
+    ]
+    assert all(isinstance(e["ts"], float) for e in events)
+
+
+def test_a_missing_input_without_a_terminal_is_one_line(prose: Any, tmp_path: Path) -> None:
+    write(tmp_path, PROGRAM)
+    done = prose("run", "main.prose", stdin="")
+    assert done.returncode == 2
+    assert done.stderr == (
+        "prose: error: missing input 'topic' (give it with --input topic=VALUE)\n"
+    )
+    assert not (tmp_path / ".prose").exists()
+
+
+def test_an_unknown_input_is_a_usage_error(prose: Any, tmp_path: Path) -> None:
+    write(tmp_path, PROGRAM)
+    done = prose("run", "main.prose", "--input", "topic=a", "--input", "other=b")
+    assert done.returncode == 2
+    assert done.stderr == "prose: error: the program has no input 'other'\n"
+
+
+def test_a_program_with_errors_prints_them_like_check_and_does_not_run(
+    prose: Any, tmp_path: Path
+) -> None:
+    write(tmp_path, "let x = session: nobody\n")
+    done = prose("run", "main.prose")
+    checked = prose("check", "main.prose")
+    assert done.returncode == 1
+    assert done.stderr.startswith(checked.stdout)
+    assert not (tmp_path / ".prose").exists()
+
+
+def test_a_failing_program_names_the_run_and_the_statement(prose: Any, tmp_path: Path) -> None:
+    write(tmp_path, 'session "A"\nthrow "gave up"\n')
+    done = prose("run", "main.prose")
+    assert done.returncode == 1
+    assert 'failed at `throw "gave up"`: gave up' in done.stderr
+    runs = list((tmp_path / ".prose" / "runs").iterdir())
+    assert runs[0].name in done.stderr
+
+
+def test_offline_rounds(prose: Any, tmp_path: Path) -> None:
+    write(tmp_path, 'loop until **done** (max: 9):\n  session "Work"\n')
+    done = prose("run", "main.prose", "--offline-rounds", "4", "--json")
+    assert json.loads(done.stdout)["sessions"] == 3
+    bad = prose("run", "main.prose", "--offline-rounds", "0")
+    assert bad.returncode == 2
+
+
+def test_a_missing_file_is_a_usage_error(prose: Any) -> None:
+    done = prose("run", "nowhere.prose")
+    assert done.returncode == 2
+    assert done.stderr.startswith("prose: error: cannot read nowhere.prose")
