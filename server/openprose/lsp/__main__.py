@@ -1,3 +1,3 @@
 from openprose.lsp.server import main
 
-main()
+raise SystemExit(main())

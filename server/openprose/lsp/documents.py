@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from openprose.analysis.contracts import Unsaved, absolute
 from openprose.diagnostics import Diagnostic
 from openprose.ide.analysis import Analysis, analyze_document
 from openprose.syntax import Document
@@ -37,21 +38,70 @@ class OpenDocument:
     def line_text(self, line: int) -> str:
         return self.document.line_text(line)
 
+    def depends_on(self, file: Path) -> bool:
+        """Whether this document's last checked diagnostics depended on the program ``file``
+        (an absolute path): it imports it, directly or through the programs it imports, or
+        looked for it in vain.  Unknown until its rules ran, and then nothing is stale."""
+        analysis = self._analysis
+        context = analysis.__dict__.get("context") if analysis is not None else None
+        loader = getattr(context, "contracts", None)
+        return file in getattr(loader, "consulted", ())
+
+    def forget_analysis(self) -> None:
+        """Another program changed under this one: the next request analyses it again."""
+        self._analysis = None
+
 
 class Documents:
     def __init__(self) -> None:
         self._open: dict[str, OpenDocument] = {}
+        # Absolute path (as contract loaders name files) -> URI, for the overlay.
+        self._by_path: dict[Path, str] = {}
+        # Documents whose text may differ from the editor's (an edit could not be applied):
+        # not served until the editor opens them again.
+        self._lost: set[str] = set()
 
     def open(self, uri: str, text: str, version: int | None, path: Path | None) -> OpenDocument:
         doc = OpenDocument(uri, path, Document(text), version)
         self._open[uri] = doc
+        self._lost.discard(uri)
+        if path is not None:
+            self._by_path[absolute(path)] = uri
         return doc
 
     def get(self, uri: str) -> OpenDocument | None:
         return self._open.get(uri)
 
+    def at_path(self, file: Path) -> OpenDocument | None:
+        """The open document of the file at ``file`` (an absolute path), if any."""
+        uri = self._by_path.get(file)
+        return self._open.get(uri) if uri is not None else None
+
+    def unsaved(self, file: Path) -> Unsaved | None:
+        """The overlay contract loaders read open programs from (``set_overlay``)."""
+        doc = self.at_path(file)
+        return Unsaved(doc.text, doc.document.module) if doc is not None else None
+
+    def lose(self, uri: str) -> bool:
+        """Stop trusting ``uri``'s text: it is served as if closed until opened again.
+        Whether it was not lost already."""
+        if uri in self._lost:
+            return False
+        self.close(uri)
+        self._lost.add(uri)
+        return True
+
+    def is_lost(self, uri: str) -> bool:
+        return uri in self._lost
+
     def close(self, uri: str) -> OpenDocument | None:
-        return self._open.pop(uri, None)
+        self._lost.discard(uri)
+        doc = self._open.pop(uri, None)
+        if doc is not None and doc.path is not None:
+            file = absolute(doc.path)
+            if self._by_path.get(file) == uri:
+                del self._by_path[file]
+        return doc
 
     def all(self) -> list[OpenDocument]:
         return list(self._open.values())

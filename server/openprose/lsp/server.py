@@ -30,10 +30,10 @@ from openprose.analysis.contracts import absolute, set_overlay
 from openprose.files import read_text
 from openprose.ide.lens import RUN_COMMAND
 from openprose.ide.triggers import COMPLETION_TRIGGERS, SIGNATURE_TRIGGERS
-from openprose.lsp import convert
+from openprose.lsp import convert, transport
 from openprose.lsp.documents import Documents, OpenDocument
 from openprose.lsp.positions import encoding_name
-from openprose.lsp.protocol import ProseProtocol
+from openprose.lsp.protocol import ProseProtocol, strict_converter
 from openprose.lsp.settings import Settings
 
 log = logging.getLogger("prose-ls")
@@ -42,7 +42,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 class ProseLanguageServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("prose-ls", __version__, protocol_cls=ProseProtocol)
+        super().__init__(
+            "prose-ls", __version__, protocol_cls=ProseProtocol, converter_factory=strict_converter
+        )
         self.documents = Documents()
         # Imported programs open in the editor are read as the editor has them, unsaved.
         set_overlay(self.documents.unsaved)
@@ -84,6 +86,31 @@ class ProseLanguageServer(LanguageServer):
     def report_server_error(self, error: Exception, source: Any) -> None:
         # Log internal failures instead of showing the user a pop-up; keep serving.
         log.error("internal error (%s): %r", getattr(source, "__name__", source), error)
+
+    def sync_failed(self, uri: str, reason: str) -> None:
+        """Our text of ``uri`` may no longer be the editor's: stop serving it (it is treated
+        as closed: no diagnostics, empty answers) rather than compute from the wrong text,
+        clear its diagnostics, and tell the user once that reopening it mends this."""
+        log.warning("%s is out of sync with the editor: %s", uri, reason)
+        doc = self.documents.get(uri)
+        if doc is not None and doc.pending is not None:
+            doc.pending.cancel()
+        if not self.documents.lose(uri):
+            return  # already lost, and the user already told
+        if self.pulls_diagnostics:
+            self.diagnostics_changed([])  # asks a client that can be asked to pull again
+        else:
+            self.clear(uri)
+        if doc is not None:
+            self.importers_changed(doc.path)
+        name = Path(uris.to_fs_path(uri) or uri).name or uri
+        self.window_show_message(
+            types.ShowMessageParams(
+                type=types.MessageType.Warning,
+                message=f"prose-ls lost track of the text of {name} ({reason}). Close and "
+                "reopen it to get diagnostics and the other features back.",
+            )
+        )
 
     # ------------------------------------------------------------ diagnostics
 
@@ -173,11 +200,13 @@ class ProseLanguageServer(LanguageServer):
         if not roots:
             return
         token = str(uuid.uuid4())
-        try:
-            await self.work_done_progress.create_async(token)
-            progress = True
-        except Exception:  # the client does not support server-initiated progress
-            progress = False
+        window = self.client_capabilities.window if self.client_capabilities else None
+        progress = bool(window and window.work_done_progress)
+        if progress:  # the client shows server-initiated progress (else it is not asked)
+            try:
+                await self.work_done_progress.create_async(token)
+            except Exception:
+                progress = False
         if progress:
             self.work_done_progress.begin(
                 token, types.WorkDoneProgressBegin(title="Indexing .prose files", percentage=0)
@@ -319,17 +348,25 @@ def did_open(ls: ProseLanguageServer, params: types.DidOpenTextDocumentParams) -
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: ProseLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
-    doc = ls.documents.get(params.text_document.uri)
+    uri = params.text_document.uri
+    doc = ls.documents.get(uri)
     if doc is None:
+        if not ls.documents.is_lost(uri):
+            log.info("ignored a change to %s, which is not open", uri)
         return
-    for change in params.content_changes:
-        if isinstance(change, types.TextDocumentContentChangePartial):
-            positions = ls.positions(doc)
-            start = positions.from_client(change.range.start)
-            end = positions.from_client(change.range.end)
-            doc.document.apply_edit(start, end, change.text)
-        else:
-            doc.document.replace(change.text)
+    try:
+        for change in params.content_changes:
+            if isinstance(change, types.TextDocumentContentChangePartial):
+                positions = ls.positions(doc)
+                start = positions.from_client(change.range.start)
+                end = positions.from_client(change.range.end)
+                doc.document.apply_edit(start, end, change.text)
+            else:
+                doc.document.replace(change.text)
+    except Exception:
+        log.exception("applying a change to %s failed", uri)
+        ls.sync_failed(uri, "a change could not be applied")
+        return
     doc.version = params.text_document.version
     ls.schedule_diagnostics(doc)
 
@@ -847,7 +884,9 @@ def _not_a_late_cancel(record: logging.LogRecord) -> bool:
     return not str(record.msg).startswith("Cancel notification for unknown message id")
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> int:
+    """Serve until the client's ``exit``; the exit status (1 if it came without
+    ``shutdown``, or the client went away without either)."""
     parser = argparse.ArgumentParser(prog="prose-ls", description="OpenProse language server")
     parser.add_argument("--version", action="version", version=f"prose-ls {__version__}")
     parser.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (default)")
@@ -862,8 +901,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     logging.basicConfig(level=getattr(logging, str(args.log_level).upper(), logging.WARNING))
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_not_a_late_cancel)
+    protocol = server.protocol
+    assert isinstance(protocol, ProseProtocol)
     if args.tcp:
         host, _, port = args.tcp.rpartition(":")
-        server.start_tcp(host or "127.0.0.1", int(port))
-    else:
-        server.start_io()
+        return transport.serve_tcp(protocol, host or "127.0.0.1", int(port))
+    return transport.serve_stdio(protocol)
