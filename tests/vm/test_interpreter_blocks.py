@@ -117,3 +117,58 @@ def test_a_program_with_errors_does_not_run(tmp_path: Path) -> None:
     with pytest.raises(ProgramInvalid) as invalid:
         asyncio.run(run_file(path))
     assert any(d.is_error for d in invalid.value.diagnostics)
+
+
+def test_output_ends_a_block_and_arithmetic_counts_down(run_prose: Any) -> None:
+    run = run_prose(
+        """\
+        block refine(content, depth):
+          if depth <= 0:
+            output content
+          let better = session "Improve {content} ({depth} left)"
+          output do refine(better, depth - 1)
+
+        let result = do refine("draft", 2)
+        """
+    )
+    assert run.result.status == "success"
+    assert run.prompts == [
+        "Improve draft (2 left)",
+        "Improve [dry run] Improve draft (2 left) (agent: -; model: default) (1 left)",
+    ]
+    # No judge call: a comparison is decided by the VM, not the backend.
+    assert [c[0] for c in run.calls] == ["session", "session"]
+
+
+def test_a_blocks_bindings_stay_visible_to_its_caller(run_prose: Any) -> None:
+    run = run_prose(
+        """\
+        block sweep(topic):
+          parallel:
+            docs = session "Docs for {topic}"
+            code = session "Code for {topic}"
+
+        do sweep("auth")
+        session "Plan from {docs}"
+          context: { docs, code }
+        """
+    )
+    assert run.prompts[-1] == "Plan from [dry run] Docs for auth (agent: -; model: default)"
+    assert (run.run_dir / "bindings" / "docs__1.md").is_file()
+
+
+def test_object_context_entries_and_json_fields(run_prose: Any) -> None:
+    from vm_support import Answering
+
+    run = run_prose(
+        """\
+        let scored = session "Score it"
+        session "Next"
+          context: { verdict: scored.verdict, raw: scored }
+        """,
+        backend=Answering({"Score it": '{"verdict": "good", "score": 90}'}),
+    )
+    assert run.backend.sessions[-1].context == (
+        ("verdict", "good"),
+        ("raw", '{"verdict": "good", "score": 90}'),
+    )

@@ -26,6 +26,7 @@ from openprose.vm.backends.base import (
     SummaryRequest,
     Usage,
 )
+from openprose.vm.operators import binary, compare, truth
 from openprose.vm.rundir import RunDirectory
 from openprose.vm.scope import Frame, Scope
 from openprose.vm.values import (
@@ -104,6 +105,14 @@ class Ctx:
 
     def nested(self, key: str, scope: Scope | None = None, **changes: Any) -> Ctx:
         return replace(self, scope=scope or self.scope, key=f"{self.key}{key}", **changes)
+
+
+class BlockReturn(Exception):
+    """``output expression`` inside a block: the block ends with that value."""
+
+    def __init__(self, value: Value) -> None:
+        super().__init__("block result")
+        self.value = value
 
 
 class MissingInput(Exception):
@@ -330,7 +339,7 @@ class Interpreter:
         name = node.name.value if node.name is not None else None
         if frame is not None:
             if name is None:
-                frame.result, frame.has_result = value, True
+                raise BlockReturn(value)  # `output expr` ends the block with its result
             else:
                 frame.outputs[name] = value
                 self.bind(ctx, name, "output", value, node)
@@ -378,11 +387,48 @@ class Interpreter:
             return Record(fields)
         if isinstance(node, t.Discretion):
             return await self.condition(node, ctx, "if")
-        method = _EXPRESSIONS.get(type(node))
+        if isinstance(node, t.BinaryExpression):
+            children = node.children
+            value = await self.expression(children[0], ctx)
+            for i in range(1, len(children) - 1, 2):
+                right = await self.expression(children[i + 1], ctx)
+                try:
+                    value = binary(value, children[i].value, right)
+                except ProseError as error:
+                    raise ProseError(error.message, headline(node)) from None
+            return value
+        if isinstance(node, t.Comparison | t.NotExpression | t.BooleanExpression):
+            return await self.logic(node, ctx)
+        method = _EXPRESSIONS.get(type(node)) or _STATEMENTS.get(type(node))
         if method is None:
             raise ProseError(f"cannot evaluate {source_of(node)!r}", headline(node))
         result: Value = await method(self, node, ctx)
         return result
+
+    async def logic(self, node: Any, ctx: Ctx) -> bool:
+        """Comparisons, ``not``, ``and``/``or``; discretion operands go to the backend."""
+        if isinstance(node, t.Comparison):
+            left = await self.expression(node.children[0], ctx)
+            right = await self.expression(node.children[2], ctx)
+            try:
+                return compare(left, node.operator.value, right)
+            except ProseError as error:
+                raise ProseError(error.message, headline(node)) from None
+        if isinstance(node, t.NotExpression):
+            return not await self.truth_of(node.children[-1], ctx)
+        children = node.children
+        value = await self.truth_of(children[0], ctx)
+        for i in range(1, len(children) - 1, 2):
+            word = children[i].value
+            if (word == "and" and not value) or (word == "or" and value):
+                continue  # short-circuit: the right side is never evaluated
+            value = await self.truth_of(children[i + 1], ctx)
+        return value
+
+    async def truth_of(self, node: Any, ctx: Ctx) -> bool:
+        if isinstance(node, t.Discretion):
+            return await self.condition(node, ctx, "if")
+        return truth(await self.expression(node, ctx))
 
     def lookup(self, name: str, ctx: Ctx, node: Any) -> Value:
         try:
@@ -527,8 +573,12 @@ class Interpreter:
             nodes = [value]
         pairs = []
         for item in nodes:
-            label = item.value if isinstance(item, t.Name) else source_of(item)
-            text = render(await self.expression(item, ctx))
+            if isinstance(item, t.ObjectEntry):
+                label = source_of(item.key).strip('"')
+                text = render(await self.expression(item.value, ctx))
+            else:
+                label = item.value if isinstance(item, t.Name) else source_of(item)
+                text = render(await self.expression(item, ctx))
             if len(text) > self.options.context_limit:
                 summary = await self.backend.summarise(
                     SummaryRequest(label, text, self.options.context_limit, ctx.key)
@@ -541,6 +591,8 @@ class Interpreter:
     # ------------------------------------------------------------------ conditions
 
     async def condition(self, node: Any, ctx: Ctx, purpose: str, evaluation: int = 1) -> bool:
+        if not isinstance(node, t.Discretion):
+            return await self.truth_of(node, ctx)
         text = node.condition if isinstance(node, t.Discretion) else source_of(node)
         result = await self.backend.judge(ConditionRequest(text, ctx.key, purpose, evaluation))
         self.account(result.usage, result.cost)
@@ -626,10 +678,18 @@ class Interpreter:
         inner = ctx.nested(f"#{frame.execution_id}", scope, level=ctx.level + 1)
         try:
             last = await self.statements(block.body_statements(), inner)
+        except BlockReturn as returned:
+            frame.result, frame.has_result = returned.value, True
+            last = returned.value
         except BaseException:
             self.emit(ctx, ev.FramePop, block=name, execution_id=frame.execution_id, failed=True)
             raise
         self.emit(ctx, ev.FramePop, block=name, execution_id=frame.execution_id)
+        # Names are program-wide for the analyzer (E019), and programs read a block's
+        # bindings after calling it: they stay visible to the caller unless it has its own.
+        for bound, value in scope.values.items():
+            if bound not in params and not ctx.scope.has(bound):
+                ctx.scope.values[bound] = value
         if frame.has_result:
             return frame.result
         if frame.outputs:
@@ -758,12 +818,13 @@ class Interpreter:
                         status="failed",
                         value=error.message,
                     )
-                    if on_fail == "fail-fast":
-                        raise ProseError(
-                            f"parallel branch {names[index]} failed: {error.message}",
-                            error.statement or headline(node),
-                            error.kind,
-                        )
+                if failures and on_fail == "fail-fast":
+                    index, error = next(iter(failures.items()))
+                    raise ProseError(
+                        f"parallel branch {names[index]} failed: {error.message}",
+                        error.statement or headline(node),
+                        error.kind,
+                    )
                 if strategy != "all" and len(results) >= needed:
                     break
                 if len(results) + len(pending) < needed:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -77,6 +78,14 @@ def attribute(value: Value, name: str) -> Value:
         raise AttributeMissing(name)
     if isinstance(value, Mapping) and name in value:
         return value[name]
+    if isinstance(value, str) and value.lstrip().startswith("{"):
+        # A session asked for structured output answers JSON: its fields are attributes.
+        try:
+            fields = json.loads(value)
+        except ValueError:
+            fields = None
+        if isinstance(fields, dict) and name in fields:
+            return fields[name]
     raise AttributeMissing(name)
 
 
