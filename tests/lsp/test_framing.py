@@ -131,3 +131,10 @@ def test_every_cut_of_a_misframed_stream_still_yields_the_next_message() -> None
         data = frame(one, error) + frame(two)
         for cut in range(len(data)):
             assert values(run(data, [cut]))[-1:] == [two], (error, cut)
+
+
+def test_a_body_shorter_than_its_length_is_tried_only_once_nothing_more_arrived() -> None:
+    parser = FrameParser()
+    # The transport read a full chunk: more is on its way, so the body is not tried yet.
+    assert parser.feed(frame({"id": 1}, 20), drained=False) == []
+    assert parser.feed(b"", drained=True) == [Message({"id": 1})]

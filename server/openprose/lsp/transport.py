@@ -27,7 +27,8 @@ async def pump(protocol: ProseProtocol, read: Callable[[], Awaitable[bytes]]) ->
     parser = FrameParser()
     while protocol.exit_status is None:
         data = await read()
-        for event in parser.feed(data) if data else parser.close():
+        events = parser.feed(data, drained=len(data) < _CHUNK) if data else parser.close()
+        for event in events:
             protocol.receive(event)
             if protocol.exit_status is not None:
                 return
