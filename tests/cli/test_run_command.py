@@ -119,3 +119,38 @@ def test_a_missing_file_is_a_usage_error(prose: Any) -> None:
     done = prose("run", "nowhere.prose")
     assert done.returncode == 2
     assert done.stderr.startswith("prose: error: cannot read nowhere.prose")
+
+
+def test_ctrl_c_stops_the_run_with_130_and_records_it(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    write(tmp_path, 'repeat 100000000:\n  session "Spin"\n')
+    child = subprocess.Popen(
+        [sys.executable, "-m", "openprose", "run", "main.prose"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        runs = tmp_path / ".prose" / "runs"
+        # Wait until the run has really started (a session recorded), not a fixed time.
+        while time.monotonic() < deadline:
+            states = list(runs.glob("*/state.md")) if runs.is_dir() else []
+            if states and "1→ ✓" in states[0].read_text(encoding="utf-8"):
+                break
+            time.sleep(0.05)
+        child.send_signal(signal.SIGINT)
+        _, stderr = child.communicate(timeout=30)
+    finally:
+        if child.poll() is None:
+            os.kill(child.pid, signal.SIGKILL)
+    assert child.returncode == 130, stderr
+    assert "prose: interrupted" in stderr
+    last = states[0].read_text(encoding="utf-8").splitlines()[-1]
+    assert last.startswith("---error ") and last.endswith(" interrupted")

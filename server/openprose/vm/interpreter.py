@@ -299,6 +299,10 @@ class Interpreter:
         method = _STATEMENTS.get(type(node))
         if method is None:
             raise ProseError(f"cannot run {type(node).__name__}", headline(node))
+        # Yield to the event loop at every statement: a backend that answers without
+        # suspending (offline) would otherwise never let Ctrl-C's cancellation in, nor
+        # interleave parallel branches.
+        await asyncio.sleep(0)
         if not isinstance(node, _SILENT):
             self.emit(ctx, ev.Position, statement=headline(node), line=node.start_pos[0])
         result: Value = await method(self, node, ctx)
