@@ -30,6 +30,12 @@ directory, else the file's own directory.
 
 Parsed contracts are cached per absolute path and revalidated by modification time and
 size, so checking a directory parses each imported file once.
+
+An editor's unsaved text wins over the file on disk (what rust-analyzer calls the overlay):
+the language server installs an ``Overlay`` with ``set_overlay``, and every loader reads a
+program open in the editor from it, so an importer is checked against the inputs the imported
+program has in its editor now.  A loader records the files it consulted (found or looked for
+in vain), so the server knows which documents to check again when one of them changes.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ from __future__ import annotations
 import enum
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -240,14 +246,38 @@ class Link:
     dependency: Dependency
 
 
+@dataclass(frozen=True, slots=True)
+class Unsaved:
+    """A program open in an editor: its text there, which may differ from the file's."""
+
+    text: str
+    module: Any = None  # its tree, when the editor has parsed the text already
+
+
+# The unsaved program at an absolute (resolved) path, or None to read the file.
+Overlay = Callable[[Path], Unsaved | None]
+
+_overlay: Overlay | None = None
+
+
+def set_overlay(overlay: Overlay | None) -> None:
+    """Make every loader created afterwards (and without one of its own) read the programs
+    ``overlay`` knows from it instead of from disk; None: disk only again."""
+    global _overlay
+    _overlay = overlay
+
+
 _cache_lock = threading.Lock()
 # Absolute path -> (modification time, size, contract): shared by every loader.
 _cache: dict[Path, tuple[int, int, Contract]] = {}
+# Absolute path -> (unsaved text, contract): the last unsaved version of each open program.
+_unsaved_cache: dict[Path, tuple[str, Contract]] = {}
 
 
 def clear_cache() -> None:
     with _cache_lock:
         _cache.clear()
+        _unsaved_cache.clear()
 
 
 def read_contract(file: Path, max_size: int = DEFAULT_MAX_FILE_SIZE) -> Contract:
@@ -273,6 +303,24 @@ def read_contract(file: Path, max_size: int = DEFAULT_MAX_FILE_SIZE) -> Contract
     return contract
 
 
+def unsaved_contract(file: Path, unsaved: Unsaved) -> Contract:
+    """The contract of an open program's unsaved text, parsed once per text."""
+    with _cache_lock:
+        cached = _unsaved_cache.get(file)
+    if cached is not None and (cached[0] is unsaved.text or cached[0] == unsaved.text):
+        return cached[1]
+    if unsaved.module is not None:
+        module = unsaved.module
+    else:
+        from openprose.syntax import parse
+
+        module = parse(unsaved.text)
+    contract = contract_of(module, file)
+    with _cache_lock:
+        _unsaved_cache[file] = (unsaved.text, contract)
+    return contract
+
+
 def project_root_of(file: Path) -> Path:
     """The nearest ancestor of ``file`` holding a ``.prose/`` directory, else its directory."""
     directory = file.parent
@@ -286,14 +334,22 @@ class ContractLoader:
     """Resolves use paths to contracts, from the importing file's point of view.
 
     ``project_root`` fixes the directory whose ``.prose/`` holds the import cache; by default
-    it is found from each importing file (``project_root_of``).
+    it is found from each importing file (``project_root_of``).  ``overlay`` gives the
+    unsaved programs (by default the one ``set_overlay`` installed).  ``consulted`` collects
+    the absolute paths of the program files every resolution so far depended on: those it
+    read, and those it looked for and did not find.
     """
 
     def __init__(
-        self, project_root: Path | None = None, max_size: int = DEFAULT_MAX_FILE_SIZE
+        self,
+        project_root: Path | None = None,
+        overlay: Overlay | None = None,
+        max_size: int = DEFAULT_MAX_FILE_SIZE,
     ) -> None:
         self.project_root = project_root
+        self.overlay = overlay if overlay is not None else _overlay
         self.max_size = max_size  # larger program files are not read (E072)
+        self.consulted: set[Path] = set()
         self._roots: dict[Path, Path] = {}
 
     def resolve(self, importer: Path | None, text: str) -> Resolution:
@@ -312,27 +368,29 @@ class ContractLoader:
         text = path.text.replace("\\", "/")
         base = Path(text).expanduser() if text.startswith("~/") else Path(text)
         if not base.is_absolute():
-            base = _absolute(importer).parent / base
+            base = absolute(importer).parent / base
         candidates = [base]
         if not base.name.endswith(".prose"):
             candidates.append(base.with_name(base.name + ".prose"))
         for candidate in candidates:
-            if candidate.is_file():
-                return self._read(path, _absolute(candidate))
+            file = absolute(candidate)
+            self.consulted.add(file)
+            if self._unsaved(file) is not None or candidate.is_file():
+                return self._read(path, file)
         for candidate in candidates:
             # There, but not a regular file (a FIFO, a device): read, so that it is refused
             # with that reason rather than said not to exist.
             if candidate.exists() and not candidate.is_dir():
-                return self._read(path, _absolute(candidate))
+                return self._read(path, absolute(candidate))
         return Resolution(path, Status.MISSING, file=candidates[-1], reason="no such file")
 
     def _registry(self, importer: Path | None, path: ImportPath) -> Resolution:
         root = self.project_root
         if root is None and importer is not None:
-            root = self._root(_absolute(importer))
+            root = self._root(absolute(importer))
         if root is not None:
             for candidate in _cached_copies(root / ".prose", f"{path.handle}--{path.slug}"):
-                return self._read(path, _absolute(candidate))
+                return self._read(path, absolute(candidate))
         return Resolution(path, Status.OFFLINE, reason="not in the local import cache")
 
     def _root(self, importer: Path) -> Path:
@@ -342,7 +400,14 @@ class ContractLoader:
             root = self._roots[directory] = project_root_of(importer)
         return root
 
+    def _unsaved(self, file: Path) -> Unsaved | None:
+        return self.overlay(file) if self.overlay is not None else None
+
     def _read(self, path: ImportPath, file: Path) -> Resolution:
+        self.consulted.add(file)
+        unsaved = self._unsaved(file)
+        if unsaved is not None:
+            return Resolution(path, Status.FOUND, unsaved_contract(file, unsaved), file)
         try:
             contract = read_contract(file, self.max_size)
         except (OSError, UnicodeDecodeError) as error:
@@ -355,7 +420,7 @@ class ContractLoader:
         (``[]`` when it is ``importer`` itself), or None when there is no such cycle."""
         if resolution.status is not Status.FOUND or resolution.contract is None:
             return None
-        target = _absolute(importer)
+        target = absolute(importer)
         start = resolution.contract
         if start.path == target:
             return []
@@ -394,7 +459,8 @@ def _cached_copies(state: Path, directory: str) -> Iterator[Path]:
             yield copy
 
 
-def _absolute(path: Path) -> Path:
+def absolute(path: Path) -> Path:
+    """``path`` as loaders name files (symbolic links resolved where possible)."""
     try:
         return path.resolve()
     except OSError:
