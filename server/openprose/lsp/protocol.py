@@ -209,6 +209,28 @@ class ProseProtocol(LanguageServerProtocol):
 
     # ------------------------------------------------------------ answering
 
+    def _execute_handler(
+        self,
+        msg_id: Any,
+        handler: Any,
+        callback: Any,
+        args: Any = None,
+        kwargs: Any = None,
+    ) -> None:
+        # pygls files the future of every generator or async handler under its message id
+        # so that a $/cancelRequest can find it, but only a request's answer removes it:
+        # a notification (every didChange, under a fresh uuid) and each step of a builtin
+        # handler stayed in `_request_futures` for ever, 2-3 KB a keystroke.  Forget a
+        # future once it is done; a request's own entry is popped by its answer as before.
+        super()._execute_handler(msg_id, handler, callback, args, kwargs)
+        future = self._request_futures.get(msg_id)
+        if future is not None:
+            future.add_done_callback(lambda done: self._forget(msg_id, done))
+
+    def _forget(self, msg_id: Any, future: Any) -> None:
+        if self._request_futures.get(msg_id) is future:
+            del self._request_futures[msg_id]
+
     def _send_handler_result(self, future: Future[Any], *, msg_id: Any) -> None:
         error = None if future.cancelled() else future.exception()
         if isinstance(error, JsonRpcException) and error.code in _EXPECTED:
