@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-import tempfile
 import time
 from pathlib import Path
 
@@ -33,11 +32,17 @@ def iso(ts: float) -> str:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    """Replace ``path`` with ``text`` so that a reader sees the old or the new file, never
+    part of one.  The temporary name is fixed per target: the VM writes from one thread,
+    and a fixed name saves ``mkstemp``'s random names (a third of a binding's cost)."""
+    temporary = path.with_name(f".{path.name}.tmp")
+    data = text.encode("utf-8")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as stream:
-            stream.write(text)
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
         os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -45,12 +50,22 @@ def write_atomic(path: Path, text: str) -> None:
         raise
 
 
-def _append(path: Path, line: str) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, (line + "\n").encode("utf-8"))
-    finally:
-        os.close(fd)
+class _Log:
+    """An append-only file kept open for the run: one ``write`` a line (``O_APPEND``)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.fd: int | None = None
+
+    def append(self, line: str) -> None:
+        if self.fd is None:
+            self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        os.write(self.fd, (line + "\n").encode("utf-8"))
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
 
 
 def binding_file_text(
@@ -73,6 +88,8 @@ class RunDirectory:
         self.bindings = path / "bindings"
         self.state = path / "state.md"
         self.events = path / "events.jsonl"
+        self._state_log = _Log(self.state)
+        self._event_log = _Log(self.events)
 
     @classmethod
     def create(
@@ -108,10 +125,16 @@ class RunDirectory:
         return path
 
     def record(self, event: ev.Event) -> None:
-        _append(self.events, ev.render_json(event))
+        self._event_log.append(ev.render_json(event))
         line = state_line(event)
         if line is not None:
-            _append(self.state, line)
+            self._state_log.append(line)
+        if isinstance(event, ev.ProgramEnd):
+            self.close()
+
+    def close(self) -> None:
+        self._state_log.close()
+        self._event_log.close()
 
 
 def state_line(event: ev.Event) -> str | None:
