@@ -12,7 +12,6 @@ import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 import pytest_lsp
@@ -44,6 +43,8 @@ class Session:
     encoding: str
     root: Path
     pulls: bool
+    # What the server advertised in its initialize result (trigger characters, legend...).
+    server: types.ServerCapabilities
 
     def uri(self, stem: str = "doc") -> str:
         return (self.root / f"{stem}-{next(_counter)}.prose").as_uri()
@@ -123,17 +124,7 @@ def _capabilities(name: str, encoding: str) -> types.ClientCapabilities:
     return capabilities
 
 
-def pytest_generate_tests(metafunc: Any) -> None:
-    if "session" in metafunc.fixturenames:
-        pairs = [(c, e) for c in CLIENTS for e in ENCODINGS]
-        metafunc.parametrize(
-            "lsp_pair", pairs, ids=[f"{c}-{e}" for c, e in pairs], indirect=True, scope="module"
-        )
-
-
-@pytest.fixture(scope="module")
-def lsp_pair(request: pytest.FixtureRequest) -> tuple[str, str]:
-    return request.param  # type: ignore[no-any-return]
+PAIRS = [(c, e) for c in CLIENTS for e in ENCODINGS]
 
 
 @pytest.fixture(scope="module")
@@ -152,15 +143,20 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+# The pair is a parameter of the server fixture itself: pytest-lsp's fixture asks for the
+# fixtures it needs at run time, so a parametrized fixture it depends on would not start a
+# new server per pair (every pair would share the first pair's server).
 @pytest_lsp.fixture(
     scope="module",
+    params=PAIRS,
+    ids=[f"{c}-{e}" for c, e in PAIRS],
     config=ClientServerConfig(server_command=[sys.executable, "-m", "openprose.lsp"]),
 )
 async def lsp(
-    lsp_client: LanguageClient, lsp_pair: tuple[str, str], workspace: Path
+    lsp_client: LanguageClient, request: pytest.FixtureRequest, workspace: Path
 ) -> AsyncIterator[LanguageClient]:
-    name, encoding = lsp_pair
-    await lsp_client.initialize_session(
+    name, encoding = request.param
+    result = await lsp_client.initialize_session(
         types.InitializeParams(
             capabilities=_capabilities(name, encoding),
             root_uri=workspace.as_uri(),
@@ -168,13 +164,19 @@ async def lsp(
             initialization_options={"debounce": 20},
         )
     )
+    _started[id(lsp_client)] = (name, encoding, result.capabilities)
     yield lsp_client
     await lsp_client.shutdown_session()
 
 
+# The live clients' (client, encoding) pairs and what their server said it can do.
+_started: dict[int, tuple[str, str, types.ServerCapabilities]] = {}
+
+
 @pytest.fixture(scope="module")
-def session(lsp: LanguageClient, lsp_pair: tuple[str, str], workspace: Path) -> Session:
-    name, encoding = lsp_pair
+def session(lsp: LanguageClient, workspace: Path) -> Session:
+    name, encoding, server = _started[id(lsp)]
+    assert server.position_encoding == encoding  # the server took the one offered
     capabilities = _capabilities(name, encoding)
     pulls = bool(capabilities.text_document and capabilities.text_document.diagnostic)
-    return Session(lsp, name, encoding, workspace, pulls)
+    return Session(lsp, name, encoding, workspace, pulls, server)
