@@ -210,6 +210,10 @@ class Interpreter:
         except asyncio.CancelledError:
             self.emit(ctx, ev.ProgramEnd, status="cancelled", error="interrupted")
             raise
+        except BaseException:
+            if self.run_dir is not None:
+                self.run_dir.close()  # an internal error: still release the logs
+            raise
         self.emit(ctx, ev.ProgramEnd, status=status, error=error)
         return RunResult(
             status=status,
