@@ -49,3 +49,9 @@ def test_json_lines_carry_the_kind_and_a_timestamp() -> None:
         "statement": "x",
         "line": 4,
     }
+
+
+def test_a_large_fan_out_lists_the_first_branches_only() -> None:
+    lines = ev.render_text(ev.ParallelEnter(branches=[f"b{i}" for i in range(25)])).splitlines()
+    assert len(lines) == 1 + ev.PENDING_SHOWN + 1
+    assert lines[-1] == "     ... and 5 more"

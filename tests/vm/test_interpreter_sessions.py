@@ -149,3 +149,29 @@ def test_the_narration_follows_the_seed_markers(run_prose: Any) -> None:
         " (mutable)",
         "[Program] Program complete",
     ]
+
+
+def test_step_keys_are_distinct_and_stable_across_runs(run_prose: Any) -> None:
+    source = """\
+    block twice(x):
+      repeat 2 as i:
+        session "In {x}"
+    parallel:
+      a = session "Branch"
+      b = session "Branch"
+    do twice("p")
+    for y in ["u", "v"]:
+      session "Loop"
+    """
+    first = [s.step for s in run_prose(source).backend.sessions]
+    second = [s.step for s in run_prose(source).backend.sessions]
+    assert first == second
+    assert len(set(first)) == len(first) == 6
+
+
+def test_success_events_carry_usage_and_the_session_reference(run_prose: Any) -> None:
+    run = run_prose('session "Hello"\n')
+    success = next(e for e in run.events if e.kind == "success")
+    assert success.to_json()["session_ref"] == "offline-1"
+    assert success.to_json()["output_tokens"] > 0
+    assert run.result.usage.output_tokens == success.to_json()["output_tokens"]

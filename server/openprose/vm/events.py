@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 INDENT = "   "
+PENDING_SHOWN = 20  # branches listed by name when a parallel block starts
 
 
 @dataclass
@@ -141,6 +142,10 @@ class Success(Event):
     marker: ClassVar[str] = "[Success]"
     what: str = "Session"
     value: str = ""
+    session_ref: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0
 
     def lines(self) -> list[str]:
         tail = f": {self.value}" if self.value else ""
@@ -170,7 +175,11 @@ class ParallelEnter(Event):
             f"{self.marker} Entering parallel block ({len(self.branches)} branches, "
             f"strategy: {self.strategy}{count}, on-fail: {self.on_fail})"
         )
-        return [head, *(f"{INDENT}- {b}: pending" for b in self.branches)]
+        shown = [f"{INDENT}- {b}: pending" for b in self.branches[:PENDING_SHOWN]]
+        hidden = len(self.branches) - PENDING_SHOWN
+        if hidden > 0:  # a `parallel for` over many items
+            shown.append(f"{INDENT}  ... and {hidden} more")
+        return [head, *shown]
 
 
 @dataclass

@@ -544,7 +544,16 @@ class Interpreter:
                 continue
             self.account(result.usage, result.cost)
             self.sessions += 1
-            self.emit(ctx, ev.Success, what="Session", value=preview(result.text))
+            self.emit(
+                ctx,
+                ev.Success,
+                what="Session",
+                value=preview(result.text),
+                session_ref=result.session_ref,
+                input_tokens=result.usage.input_tokens,
+                output_tokens=result.usage.output_tokens,
+                cost=result.cost,
+            )
             return result.text
 
     def retry_delay(self, backoff: str, attempt: int) -> float:
