@@ -416,10 +416,12 @@ class Interpreter:
     async def logic(self, node: Any, ctx: Ctx) -> bool:
         """Comparisons, ``not``, ``and``/``or``; discretion operands go to the backend."""
         if isinstance(node, t.Comparison):
+            # The operator may be words (`is not`, `not in`): everything between the sides.
+            operator = " ".join(str(c.value) for c in node.children[1:-1])
             left = await self.expression(node.children[0], ctx)
-            right = await self.expression(node.children[2], ctx)
+            right = await self.expression(node.children[-1], ctx)
             try:
-                return compare(left, node.operator.value, right)
+                return compare(left, operator, right)
             except ProseError as error:
                 raise ProseError(error.message, headline(node)) from None
         if isinstance(node, t.NotExpression):

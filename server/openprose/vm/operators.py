@@ -31,9 +31,15 @@ def binary(left: Value, operator: str, right: Value) -> Value:
 
 
 def compare(left: Value, operator: str, right: Value) -> bool:
-    if operator in ("==", "!="):
+    if operator in ("==", "!=", "is", "is not"):
         same = left == right or render(left) == render(right)
-        return same if operator == "==" else not same
+        return same if operator in ("==", "is") else not same
+    if operator in ("in", "not in"):
+        if isinstance(right, list):
+            found = any(compare(left, "==", item) for item in right)
+        else:
+            found = render(left) in render(right)
+        return found if operator == "in" else not found
     a, b = _as_int(left), _as_int(right)
     if a is None or b is None:
         raise ProseError(f"cannot order {render(left)!r} and {render(right)!r}")
