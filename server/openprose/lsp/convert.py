@@ -6,9 +6,7 @@ default, UTF-8 or UTF-32 when it asked), so every position goes through the line
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +16,7 @@ from openprose.diagnostics import Diagnostic, Severity
 from openprose.format import TextEdit
 from openprose.ide import types as ide
 from openprose.lsp.positions import to_client_units, to_code_points
+from openprose.reference import code_url
 
 LineText = Callable[[int], str]
 
@@ -126,7 +125,11 @@ def _span(start: tuple[int, int], end: tuple[int, int]) -> ide.Range:
     return ide.Range((start[0] - 1, start[1]), (end[0] - 1, end[1]))
 
 
-def diagnostic(d: Diagnostic, positions: Positions, uri: str) -> types.Diagnostic:
+def diagnostic(
+    d: Diagnostic, positions: Positions, uri: str, reference: str | None = None
+) -> types.Diagnostic:
+    """``reference``: the URL of the diagnostics reference codes link into (by default this
+    version's on GitHub); "" for no links."""
     related = []
     for r in d.related:
         if r.path is None:
@@ -142,7 +145,7 @@ def diagnostic(d: Diagnostic, positions: Positions, uri: str) -> types.Diagnosti
                 message=r.message,
             )
         )
-    href = code_link(d.code)
+    href = code_url(d.code, reference) if reference != "" else None
     return types.Diagnostic(
         range=positions.range(_span(d.start, d.end)),
         message=d.message,
@@ -168,38 +171,6 @@ def from_client_diagnostic(d: types.Diagnostic, positions: Positions) -> Diagnos
 
 def _uri_for(path: str | None) -> str | None:
     return Path(path).resolve().as_uri() if path else None
-
-
-@cache
-def _reference() -> Path | None:
-    """The diagnostics reference, when the docs are installed beside the package."""
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        candidate = parent / "docs" / "diagnostics.md"
-        if candidate.is_file():
-            return candidate
-    return None
-
-
-@cache
-def _anchors() -> dict[str, str]:
-    reference = _reference()
-    if reference is None:
-        return {}
-    anchors = {}
-    for match in re.finditer(r"^### ((\w\d{3}): .+)$", reference.read_text("utf-8"), re.M):
-        slug = re.sub(r"[^\w\- ]", "", match.group(1).lower()).replace(" ", "-")
-        anchors[match.group(2)] = slug
-    return anchors
-
-
-def code_link(code: str) -> str | None:
-    """A link to the code's entry in the diagnostics reference (None without the docs)."""
-    reference = _reference()
-    anchor = _anchors().get(code)
-    if reference is None or anchor is None:
-        return None
-    return f"{reference.as_uri()}#{anchor}"
 
 
 # ---------------------------------------------------------------- features

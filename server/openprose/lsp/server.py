@@ -146,7 +146,8 @@ class ProseLanguageServer(LanguageServer):
         found = doc.analysis().diagnostics_with(config)
         doc.published = (doc.version, found)
         positions = self.positions(doc)
-        return [convert.diagnostic(d, positions, doc.uri) for d in found]
+        reference = self.settings.docs_url
+        return [convert.diagnostic(d, positions, doc.uri, reference) for d in found]
 
     def rules_changed(self) -> None:
         """The settings that choose the rules changed: every open document's diagnostics may

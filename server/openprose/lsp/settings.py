@@ -5,7 +5,9 @@ Settings keys (all optional): ``select``, ``extend-select``, ``ignore`` (codes o
 prefixes), ``severity`` (code -> error/warning/information/hint), ``format`` (``{"enable":
 bool}``), ``debounce`` (milliseconds before diagnostics are recomputed after a change),
 ``trace`` (off, messages, verbose: the server's log level), ``large-file-size`` (characters
-above which formatting and code actions answer with nothing; 0: no limit).  A project's own
+above which formatting and code actions answer with nothing; 0: no limit), ``docs-url``
+(the URL of the diagnostics reference each code links into, ``""`` for no links; by
+default docs/diagnostics.md on GitHub at this version's release tag).  A project's own
 ``prose.toml`` or ``[tool.openprose]`` table takes precedence over the editor's rule settings.
 """
 
@@ -21,6 +23,7 @@ log = logging.getLogger("prose-ls")
 
 _RULE_KEYS = ("select", "extend-select", "ignore", "severity")
 LARGE_FILE_SIZE = 1_000_000
+_URL_SCHEMES = ("https://", "http://", "file:")
 _TRACE_LEVELS = {"off": logging.WARNING, "messages": logging.INFO, "verbose": logging.DEBUG}
 
 
@@ -31,6 +34,7 @@ class Settings:
         # Formatting and code actions cost seconds per megabyte (code actions check the
         # fixed text): above this many characters they answer with nothing.  0: no limit.
         self.large_file_size = LARGE_FILE_SIZE
+        self.docs_url: str | None = None  # None: openprose.reference's, "": no code links
         self.client_config: Config | None = None
         self._finder = ConfigFinder()
         # Why the last settings from the editor were rejected, until the user has been told.
@@ -56,6 +60,9 @@ class Settings:
         size = values.get("large-file-size")
         if isinstance(size, int) and not isinstance(size, bool) and size >= 0:
             self.large_file_size = size
+        docs_url = values.get("docs-url")
+        if isinstance(docs_url, str) and (docs_url == "" or docs_url.startswith(_URL_SCHEMES)):
+            self.docs_url = docs_url
         trace = values.get("trace")
         if isinstance(trace, str) and trace in _TRACE_LEVELS:
             logging.getLogger().setLevel(_TRACE_LEVELS[trace])
