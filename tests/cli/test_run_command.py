@@ -154,3 +154,33 @@ def test_ctrl_c_stops_the_run_with_130_and_records_it(tmp_path: Path) -> None:
     assert "prose: interrupted" in stderr
     last = states[0].read_text(encoding="utf-8").splitlines()[-1]
     assert last.startswith("---error ") and last.endswith(" interrupted")
+
+
+def test_a_missing_input_is_asked_for_on_a_terminal(tmp_path: Path) -> None:
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    write(tmp_path, PROGRAM)
+    leader, follower = pty.openpty()
+    try:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "openprose", "run", "main.prose"],
+            cwd=tmp_path,
+            stdin=follower,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        os.write(leader, b"wasps\n")
+        stdout, stderr = child.communicate(timeout=60)
+    finally:
+        os.close(leader)
+        os.close(follower)
+    assert child.returncode == 0, stderr
+    assert "topic (What to research): " in stderr
+    assert stdout.startswith("summary = [dry run] Summarise")
+    runs = list((tmp_path / ".prose" / "runs").iterdir())
+    topic = (runs[0] / "bindings" / "topic.md").read_text(encoding="utf-8")
+    assert topic.endswith("---\n\nwasps\n")

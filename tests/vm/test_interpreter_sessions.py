@@ -175,3 +175,10 @@ def test_success_events_carry_usage_and_the_session_reference(run_prose: Any) ->
     assert success.to_json()["session_ref"] == "offline-1"
     assert success.to_json()["output_tokens"] > 0
     assert run.result.usage.output_tokens == success.to_json()["output_tokens"]
+
+
+def test_a_failure_names_the_innermost_statement(run_prose: Any) -> None:
+    run = run_prose('let text = "plain"\nlet { a } = text\n')
+    assert run.result.status == "error"
+    assert run.result.error == "no attribute 'a'"
+    assert run.result.failed_statement == "let { a } = text"

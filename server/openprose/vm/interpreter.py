@@ -309,7 +309,12 @@ class Interpreter:
         await asyncio.sleep(0)
         if not isinstance(node, _SILENT):
             self.emit(ctx, ev.Position, statement=headline(node), line=node.start_pos[0])
-        result: Value = await method(self, node, ctx)
+        try:
+            result: Value = await method(self, node, ctx)
+        except ProseError as failure:
+            if not failure.statement:
+                failure.statement = headline(node)  # the innermost statement that failed
+            raise
         return result
 
     async def nothing(self, node: Any, ctx: Ctx) -> Value:
@@ -896,7 +901,7 @@ class Interpreter:
                     ctx.scope.values[name] = inner
         self.emit(ctx, ev.ParallelJoin, results={k: preview(v) for k, v in joined.items()})
         if strategy == "first" and results:
-            return results[min(results, key=lambda i: list(results).index(i))]
+            return next(iter(results.values()))  # dicts keep completion order
         return Record(joined, kind="parallel")
 
     async def parallel_modifiers(self, node: t.Parallel, ctx: Ctx) -> tuple[str, int | None, str]:
