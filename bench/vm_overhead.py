@@ -43,9 +43,12 @@ class Instant(OfflineBackend):
         return SessionResult(text="ok", session_ref="instant")
 
 
+TMP_ROOT: str | None = None  # where run directories go (--tmp); None: the system default
+
+
 def timed_run(text: str, with_dir: bool, options: Options | None = None) -> float:
     module = parse(text)
-    with tempfile.TemporaryDirectory() as directory:
+    with tempfile.TemporaryDirectory(dir=TMP_ROOT) as directory:
         run_dir = RunDirectory.create(Path(directory), text, "bench.prose") if with_dir else None
         interpreter = Interpreter(module, Instant(), run_dir=run_dir, options=options)
         start = time.perf_counter()
@@ -107,7 +110,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--statements", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument(
+        "--tmp", help="directory for the run directories (e.g. /dev/shm to leave the disk out)"
+    )
     args = parser.parse_args()
+    global TMP_ROOT
+    TMP_ROOT = args.tmp
+    print(f"run directories under {args.tmp or tempfile.gettempdir()}")
     per_statement(args.statements, args.repeats)
     parallel_for(args.repeats)
     start_to_first_call(args.repeats)
