@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from openprose.ide.analysis import Analysis, analyze_document
-from openprose.ide.completion import TRIGGER_CHARACTERS, completion
+from openprose.ide.completion import completion
 from openprose.ide.types import CompletionItem, Pos, Range
 
 MARK = "§"
@@ -70,10 +70,6 @@ def project(tmp_path: Path) -> Path:
 
 
 USE = 'use "./research" as research\n'
-
-
-def test_trigger_characters() -> None:
-    assert set(TRIGGER_CHARACTERS) >= {":", " ", "{", "(", "|", ",", "[", "."}
 
 
 # --------------------------------------------------------------------------- agents

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from openprose.ide import analyze_document
-from openprose.ide.semantic_tokens import TOKEN_MODIFIERS, TOKEN_TYPES, semantic_tokens
+from openprose.ide.semantic_tokens import semantic_tokens
 from openprose.ide.types import Range, SemanticToken
 
 Row = tuple[int, int, str, str, tuple[str, ...]]
@@ -29,8 +29,6 @@ def rows(text: str, range: Range | None = None) -> list[Row]:
 def check(lines: list[str], tokens: list[SemanticToken]) -> None:
     previous_end = (-1, -1)
     for tok in tokens:
-        assert tok.type in TOKEN_TYPES
-        assert tok.modifiers <= set(TOKEN_MODIFIERS)
         assert tok.length > 0
         assert tok.start + tok.length <= len(lines[tok.line])  # never spans lines
         assert (tok.line, tok.start) >= previous_end  # sorted, no overlap
@@ -39,25 +37,6 @@ def check(lines: list[str], tokens: list[SemanticToken]) -> None:
 
 def by_text(found: list[Row]) -> dict[str, tuple[str, tuple[str, ...]]]:
     return {text: (kind, modifiers) for _line, _start, text, kind, modifiers in found}
-
-
-def test_legend() -> None:
-    assert TOKEN_TYPES == (
-        "agent",
-        "block",
-        "variable",
-        "parameter",
-        "property",
-        "keyword",
-        "string",
-        "interpolation",
-        "discretion",
-        "comment",
-        "number",
-        "operator",
-        "program",
-    )
-    assert TOKEN_MODIFIERS == ("declaration", "readonly")
 
 
 def test_agent_and_session_exact() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from openprose.ide.analysis import analyze_document
-from openprose.ide.signature import SIGNATURE_TRIGGERS, signature_help
+from openprose.ide.signature import signature_help
 from openprose.ide.types import Pos, SignatureHelp
 
 MARK = "§"
@@ -46,10 +46,6 @@ def help_at(source: str, path: str | Path | None = None) -> SignatureHelp | None
 def project(tmp_path: Path) -> Path:
     (tmp_path / "research.prose").write_text(RESEARCH, encoding="utf-8")
     return tmp_path / "main.prose"
-
-
-def test_triggers() -> None:
-    assert SIGNATURE_TRIGGERS == ("(", ",")
 
 
 # --------------------------------------------------------------------------- blocks

@@ -36,8 +36,6 @@ from openprose.ide.analysis import Analysis
 from openprose.ide.types import CompletionItem, Pos, Range
 from openprose.syntax import tree as t
 
-TRIGGER_CHARACTERS: tuple[str, ...] = (":", " ", "{", "(", "|", ",", "[", ".")
-
 PERSIST_VALUES = ("true", "project", "user")
 PIPE_OPERATIONS = ("map", "filter", "pmap", "reduce")
 

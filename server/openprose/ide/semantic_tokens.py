@@ -22,24 +22,6 @@ from openprose.syntax import tree as t
 if TYPE_CHECKING:
     from openprose.ide.analysis import Analysis
 
-# The legend, in the order the server advertises it.
-TOKEN_TYPES: tuple[str, ...] = (
-    "agent",
-    "block",
-    "variable",
-    "parameter",
-    "property",
-    "keyword",
-    "string",
-    "interpolation",
-    "discretion",
-    "comment",
-    "number",
-    "operator",
-    "program",
-)
-TOKEN_MODIFIERS: tuple[str, ...] = ("declaration", "readonly")
-
 _NONE: frozenset[str] = frozenset()
 _DECLARATION = frozenset(("declaration",))
 _READONLY = frozenset(("readonly",))

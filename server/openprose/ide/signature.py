@@ -19,8 +19,6 @@ from openprose.ide.completion import (
 from openprose.ide.types import Pos, SignatureHelp
 from openprose.syntax import tree as t
 
-SIGNATURE_TRIGGERS = ("(", ",")
-
 
 def signature_help(analysis: Analysis, position: Pos) -> SignatureHelp | None:
     """The signature of the call whose parentheses hold ``position``, if any."""

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
 
 from lsprotocol import types
 
@@ -258,7 +257,3 @@ def location(
 ) -> types.Location:
     target = uri if value.path is None else Path(value.path).resolve().as_uri()
     return types.Location(uri=target, range=positions_for(value.path).range(value.range))
-
-
-def any_to_none(value: Any) -> Any:
-    return value if value else None

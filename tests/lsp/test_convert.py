@@ -1,0 +1,221 @@
+"""lsp/convert.py on its own: positions in each encoding, diagnostics both ways, the
+semantic token encoding, and the other conversions the handlers rely on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from lsprotocol import types
+
+from openprose.diagnostics import Diagnostic, Related, Severity
+from openprose.format import TextEdit
+from openprose.ide import analyze_document
+from openprose.ide import types as ide
+from openprose.ide.semantic_tokens import semantic_tokens
+from openprose.lsp import convert
+
+ASTRAL = "\U0001d11e"  # 1 code point, 2 UTF-16 units, 4 UTF-8 bytes
+E_ACUTE = "\u00e9"  # 1 code point, 1 UTF-16 unit, 2 UTF-8 bytes
+LINES = [f"a{ASTRAL}b{E_ACUTE}c", "plain", ""]
+CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
+
+
+def positions(encoding: str, lines: list[str] = LINES) -> convert.Positions:
+    return convert.Positions(lambda n: lines[n] if 0 <= n < len(lines) else "", encoding)
+
+
+# --------------------------------------------------------------------------- positions
+
+
+@pytest.mark.parametrize(
+    ("encoding", "columns"),
+    [
+        ("utf-16", [0, 1, 3, 4, 5, 6]),
+        ("utf-8", [0, 1, 5, 6, 8, 9]),
+        ("utf-32", [0, 1, 2, 3, 4, 5]),
+    ],
+)
+def test_columns_in_each_encoding(encoding: str, columns: list[int]) -> None:
+    p = positions(encoding)
+    for code_point, unit in enumerate(columns):
+        assert p.to_client((0, code_point)) == types.Position(line=0, character=unit)
+        assert p.from_client(types.Position(line=0, character=unit)) == (0, code_point)
+
+
+def test_a_column_inside_a_character_or_past_the_end_is_clamped() -> None:
+    p = positions("utf-16")
+    assert p.from_client(types.Position(line=0, character=2)) == (0, 2)  # inside the astral
+    assert p.from_client(types.Position(line=1, character=99)) == (1, 5)
+
+
+@given(st.text(alphabet=st.sampled_from(["a", E_ACUTE, ASTRAL, "\u4e2d"]), max_size=12))
+def test_columns_round_trip(line: str) -> None:
+    for encoding in ("utf-16", "utf-8", "utf-32"):
+        p = positions(encoding, [line])
+        for column in range(len(line) + 1):
+            assert p.from_client(p.to_client((0, column))) == (0, column)
+
+
+def test_units_of_a_span() -> None:
+    assert positions("utf-16").units(0, 1, 2) == (1, 3)  # the astral and "b"
+    assert positions("utf-8").units(0, 1, 2) == (1, 5)
+
+
+# --------------------------------------------------------------------------- diagnostics
+
+
+def test_a_diagnostic_in_the_clients_units() -> None:
+    d = Diagnostic(
+        "W031",
+        "no retry",
+        Severity.WARNING,
+        (1, 2),
+        (1, 4),
+        (
+            Related("here", (2, 0), (2, 5)),
+            Related("there", (3, 1), (3, 2), path="/tmp/other.prose"),
+        ),
+    )
+    found = convert.diagnostic(d, positions("utf-8"), "file:///tmp/doc.prose")
+    assert found.range == types.Range(
+        start=types.Position(line=0, character=5), end=types.Position(line=0, character=8)
+    )
+    assert found.severity == types.DiagnosticSeverity.Warning
+    assert found.code == "W031" and found.source == "openprose"
+    assert found.tags == [types.DiagnosticTag.Unnecessary]
+    assert found.code_description is not None
+    assert found.code_description.href.endswith("#w031-backoff-without-retry")
+    here, there = found.related_information or []
+    assert here.location.uri == "file:///tmp/doc.prose"
+    assert here.location.range.end == types.Position(line=1, character=5)
+    assert there.location.uri == Path("/tmp/other.prose").resolve().as_uri()
+
+
+def test_severities_match() -> None:
+    for severity in Severity:
+        assert convert.SEVERITY[severity].value == severity.value
+
+
+def test_links_can_be_moved_or_left_out() -> None:
+    d = Diagnostic("E007", "m", Severity.ERROR, (1, 0), (1, 1))
+    moved = convert.diagnostic(d, positions("utf-16"), "file:///x", "https://x.example/d")
+    assert moved.code_description is not None
+    assert moved.code_description.href == "https://x.example/d#e007-undefined-agent-reference"
+    assert convert.diagnostic(d, positions("utf-16"), "file:///x", "").code_description is None
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-8"])
+def test_a_diagnostic_sent_back_by_the_client_is_ours_again(encoding: str) -> None:
+    d = Diagnostic("E007", "undefined", Severity.ERROR, (1, 1), (1, 3))
+    p = positions(encoding)
+    assert convert.from_client_diagnostic(convert.diagnostic(d, p, "file:///x"), p) == d
+    other = types.Diagnostic(
+        range=types.Range(
+            start=types.Position(line=0, character=0), end=types.Position(line=0, character=1)
+        ),
+        message="spelling",
+        source="speller",
+        code="E007",
+    )
+    assert convert.from_client_diagnostic(other, p) is None
+
+
+# --------------------------------------------------------------------------- semantic tokens
+
+
+def test_semantic_tokens_are_relative_and_in_the_clients_units() -> None:
+    tokens = [
+        ide.SemanticToken(0, 0, 1, "agent", frozenset({"declaration"})),
+        ide.SemanticToken(0, 2, 3, "string"),  # after the astral character
+        ide.SemanticToken(1, 1, 2, "variable", frozenset({"readonly", "declaration"})),
+        ide.SemanticToken(1, 3, 0, "variable"),  # empty: not sent
+        ide.SemanticToken(1, 4, 1, "no such type"),  # unknown: not sent
+    ]
+    legend = convert.LEGEND_TYPES
+    declaration = 1 << convert.LEGEND_MODIFIERS.index("declaration")
+    readonly = 1 << convert.LEGEND_MODIFIERS.index("readonly")
+    assert convert.semantic_tokens(tokens, positions("utf-16"), legend) == [
+        *(0, 0, 1, legend.index("class"), declaration),
+        *(0, 3, 3, legend.index("string"), 0),  # b, é, c: one unit each
+        *(1, 1, 2, legend.index("variable"), declaration | readonly),
+    ]
+
+
+def corpus_programs() -> list[Path]:
+    return sorted(CORPUS.rglob("*.prose"))[:80] if CORPUS.is_dir() else []
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared corpus is not beside the checkout")
+def test_every_token_type_and_modifier_the_ide_makes_is_in_the_legend() -> None:
+    """A type missing from the mapping would be dropped silently, not coloured."""
+    kinds: set[str] = set()
+    for path in corpus_programs():
+        for token in semantic_tokens(analyze_document(path.read_text("utf-8")), None):
+            kinds.add(token.type)
+            assert token.type in convert.TOKEN_TYPE, (path, token)
+            assert token.modifiers <= set(convert.LEGEND_MODIFIERS), (path, token)
+    assert len(kinds) >= 10  # the corpus exercises most of them
+    assert set(convert.LEGEND_TYPES) == set(convert.TOKEN_TYPE.values())
+
+
+# --------------------------------------------------------------------------- the others
+
+
+def test_text_edits_and_locations() -> None:
+    p = positions("utf-16")
+    [edit] = convert.text_edits([TextEdit((0, 2), (0, 3), "B")], p)
+    assert edit.range.start.character == 3 and edit.range.end.character == 4
+    here = convert.location(ide.Location(ide.Range((0, 2), (0, 2))), "file:///x", lambda _: p)
+    assert here.uri == "file:///x" and here.range.start.character == 3
+    there = convert.location(
+        ide.Location(ide.Range((1, 0), (1, 1)), "/tmp/y.prose"), "file:///x", lambda _: p
+    )
+    assert there.uri == Path("/tmp/y.prose").resolve().as_uri()
+
+
+def test_completion_items() -> None:
+    p = positions("utf-16")
+    plain = convert.completion_item(ide.CompletionItem("writer", "agent", detail="agent"), p)
+    assert plain.kind == types.CompletionItemKind.Class
+    assert plain.insert_text == "writer" and plain.text_edit is None
+    assert plain.insert_text_format == types.InsertTextFormat.PlainText
+    replacing = convert.completion_item(
+        ide.CompletionItem(
+            "loop",
+            "snippet",
+            insert_text="loop:\n  $0",
+            snippet=True,
+            replace=ide.Range((0, 2), (0, 3)),
+        ),
+        p,
+    )
+    assert replacing.insert_text is None
+    assert isinstance(replacing.text_edit, types.TextEdit)
+    assert replacing.text_edit.new_text == "loop:\n  $0"
+    assert replacing.text_edit.range.start.character == 3
+    assert replacing.insert_text_format == types.InsertTextFormat.Snippet
+    unknown = convert.completion_item(ide.CompletionItem("x", "no such kind"), p)
+    assert unknown.kind == types.CompletionItemKind.Text
+
+
+def test_symbols_and_selection_ranges() -> None:
+    p = positions("utf-16")
+    child = ide.Symbol("model", "property", ide.Range((1, 0), (1, 5)), ide.Range((1, 0), (1, 5)))
+    agent = ide.Symbol(
+        "", "agent", ide.Range((0, 0), (1, 5)), ide.Range((0, 2), (0, 3)), children=(child,)
+    )
+    found = convert.document_symbol(agent, p)
+    assert found.name == "(unnamed)" and found.kind == types.SymbolKind.Class
+    assert found.selection_range.start.character == 3
+    assert [c.name for c in found.children or []] == ["model"]
+    chain = convert.selection(
+        ide.Selection((ide.Range((0, 2), (0, 3)), ide.Range((0, 0), (1, 0)))), p
+    )
+    assert chain.range.start.character == 3
+    assert chain.parent is not None and chain.parent.range.end == types.Position(
+        line=1, character=0
+    )
+    assert chain.parent.parent is None
