@@ -184,3 +184,18 @@ def test_a_missing_input_is_asked_for_on_a_terminal(tmp_path: Path) -> None:
     runs = list((tmp_path / ".prose" / "runs").iterdir())
     topic = (runs[0] / "bindings" / "topic.md").read_text(encoding="utf-8")
     assert topic.endswith("---\n\nwasps\n")
+
+
+def test_record_then_replay_gives_the_same_outputs(prose: Any, tmp_path: Path) -> None:
+    write(tmp_path, PROGRAM)
+    recorded = prose("run", "main.prose", "--input", "topic=bees", "--record", "rec.jsonl")
+    assert recorded.returncode == 0, recorded.stderr
+    replayed = prose("run", "main.prose", "--input", "topic=bees", "--replay", "rec.jsonl")
+    assert replayed.returncode == 0, replayed.stderr
+    assert replayed.stdout == recorded.stdout
+    assert "prose: replaying rec.jsonl: no model is called" in replayed.stderr
+    changed = prose("run", "main.prose", "--input", "topic=ants", "--replay", "rec.jsonl")
+    assert changed.returncode == 1
+    assert "replay: the session at step 2#attempt1 differs from the recording" in changed.stderr
+    missing = prose("run", "main.prose", "--input", "topic=bees", "--replay", "nowhere.jsonl")
+    assert missing.returncode == 2

@@ -54,6 +54,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="offline backend: a loop condition is satisfied on its Nth evaluation (default 2)",
     )
     parser.add_argument(
+        "--record",
+        metavar="FILE",
+        help="record every model exchange of the run in FILE (JSON lines) for --replay",
+    )
+    parser.add_argument(
+        "--replay",
+        metavar="FILE",
+        help="answer every model exchange from a recording; a step with no recorded answer "
+        "stops the run, naming the step",
+    )
+    parser.add_argument(
         "--concurrency",
         type=int,
         default=8,
@@ -87,6 +98,7 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     from openprose.config import ConfigError, ConfigFinder
     from openprose.syntax import parse
     from openprose.vm.backends.offline import OfflineBackend
+    from openprose.vm.backends.replay import RecordingBackend, ReplayBackend
     from openprose.vm.interpreter import MissingInput, Options, declared_inputs
     from openprose.vm.runner import run_file
 
@@ -118,8 +130,21 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
     module = parse(text)
     inputs = _inputs(args, declared_inputs(module), stderr)
-    backend = OfflineBackend(rounds=args.offline_rounds)
-    print("prose: dry run on the offline backend: no model is called", file=stderr)
+    backend: Any
+    if args.replay:
+        try:
+            backend = ReplayBackend(Path(args.replay))
+        except (OSError, ValueError) as error:
+            raise UsageError(f"cannot replay {args.replay}: {error}") from None
+        print(f"prose: replaying {args.replay}: no model is called", file=stderr)
+    else:
+        backend = OfflineBackend(rounds=args.offline_rounds)
+        print("prose: dry run on the offline backend: no model is called", file=stderr)
+    if args.record:
+        try:
+            backend = RecordingBackend(backend, Path(args.record))
+        except OSError as error:
+            raise UsageError(f"cannot record to {args.record}: {error}") from None
     sinks = [_tracer(args.trace_format, stderr)] if args.trace else []
     runs_root = Path(args.run_dir).resolve() if args.run_dir else Path.cwd() / ".prose" / "runs"
     try:

@@ -20,6 +20,7 @@ from openprose.vm import events as ev
 from openprose.vm.backends.base import (
     Backend,
     BackendError,
+    BackendFatal,
     ChoiceRequest,
     ConditionRequest,
     SessionRequest,
@@ -86,6 +87,7 @@ class RunResult:
     cost: float = 0.0
     sessions: int = 0
     dry_run: bool = True
+    fatal: bool = False  # stopped by a BackendFatal: not the program's failure
 
 
 @dataclass(frozen=True)
@@ -159,6 +161,7 @@ class Interpreter:
         clock: Clock | None = None,
         load_program: ProgramLoader | None = None,
         depth: int = 0,
+        key_prefix: str = "",
     ) -> None:
         self.module = module
         self.backend = backend
@@ -174,6 +177,7 @@ class Interpreter:
         self.rng = random.Random(self.options.seed)
         self.load_program = load_program
         self.import_depth = depth
+        self.key_prefix = key_prefix  # an imported program's steps are keyed under its call
         self.agents: dict[str, t.AgentDefinition] = {}
         self.blocks: dict[str, t.BlockDefinition] = {}
         self.imports: dict[str, str] = {}
@@ -200,13 +204,17 @@ class Interpreter:
             dry_run=self.backend.dry_run,
         )
         status, error, statement = "success", "", ""
+        fatal_error = False
         try:
             self.collect()
             self.bind_inputs(ctx, inputs)
             for number, node in enumerate(self.module.statements(), start=1):
-                await self.statement(node, replace(ctx, step=str(number), key=str(number)))
+                key = f"{self.key_prefix}{number}"
+                await self.statement(node, replace(ctx, step=str(number), key=key))
         except ProseError as failure:
             status, error, statement = "error", failure.message, failure.statement
+        except BackendFatal as fatal:
+            status, error, fatal_error = "error", str(fatal), True
         except asyncio.CancelledError:
             self.emit(ctx, ev.ProgramEnd, status="cancelled", error="interrupted")
             raise
@@ -226,6 +234,7 @@ class Interpreter:
             cost=self.cost,
             sessions=self.sessions,
             dry_run=self.backend.dry_run,
+            fatal=fatal_error,
         )
 
     def collect(self) -> None:
@@ -699,7 +708,9 @@ class Interpreter:
             parent=frame.parent_id,
             arguments=shown,
         )
-        inner = ctx.nested(f"#{frame.execution_id}", scope, level=ctx.level + 1)
+        # Keyed by the call site, not the execution id: ids follow the order in which
+        # parallel branches happen to call, which a replay need not reproduce.
+        inner = ctx.nested(f"/{name}", scope, level=ctx.level + 1)
         try:
             last = await self.statements(block.body_statements(), inner)
         except BlockReturn as returned:
@@ -762,6 +773,7 @@ class Interpreter:
             clock=self.clock,
             load_program=self.load_program,
             depth=self.import_depth + 1,
+            key_prefix=f"{ctx.key}/{name}:",
         )
         try:
             result = await callee.run(inputs)
@@ -769,6 +781,8 @@ class Interpreter:
             raise ProseError(f"{source}: missing input {missing.name!r}", headline(node)) from None
         self.account(callee.usage, callee.cost)
         self.sessions += callee.sessions
+        if result.fatal:
+            raise BackendFatal(result.error)
         if result.status != "success":
             raise ProseError(f"{source}: {result.error}", headline(node), "program")
         self.emit(ctx, ev.Import, source=source, alias=name, status="returned")
@@ -1121,14 +1135,14 @@ class Interpreter:
         inner = ctx.nested("", level=ctx.level + 1)
         value: Value = None
         try:
-            value = await self.statements(node.body_statements(), inner.nested("try"))
+            value = await self.statements(node.body_statements(), inner.nested(":try"))
         except ProseError as failure:
             clauses = node.catch_clauses()
             if not clauses:
                 raise
             clause = clauses[0]
             self.emit(ctx, ev.Try, phase="catch")
-            cctx = inner.nested("catch", error=failure)
+            cctx = inner.nested(":catch", error=failure)
             if clause.error_name is not None:
                 self.bind(cctx, clause.error_name.value, "let", failure.value, clause)
             value = await self.statements(clause.body_statements(), cctx)
@@ -1136,7 +1150,7 @@ class Interpreter:
             final = node.finally_clause
             if final is not None:
                 self.emit(ctx, ev.Try, phase="finally")
-                await self.statements(final.body_statements(), inner.nested("finally"))
+                await self.statements(final.body_statements(), inner.nested(":finally"))
         return value
 
     async def throw(self, node: t.ThrowStatement, ctx: Ctx) -> Value:

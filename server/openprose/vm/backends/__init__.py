@@ -3,6 +3,7 @@
 from openprose.vm.backends.base import (
     Backend,
     BackendError,
+    BackendFatal,
     ChoiceRequest,
     ChoiceResult,
     ConditionRequest,
@@ -14,15 +15,19 @@ from openprose.vm.backends.base import (
     Usage,
 )
 from openprose.vm.backends.offline import OfflineBackend
+from openprose.vm.backends.replay import RecordingBackend, ReplayBackend
 
 __all__ = [
     "Backend",
     "BackendError",
+    "BackendFatal",
     "ChoiceRequest",
     "ChoiceResult",
     "ConditionRequest",
     "ConditionResult",
     "OfflineBackend",
+    "RecordingBackend",
+    "ReplayBackend",
     "SessionRequest",
     "SessionResult",
     "SummaryRequest",

@@ -96,6 +96,11 @@ class BackendError(Exception):
     """A session that failed (after the backend's own transport retries, if any)."""
 
 
+class BackendFatal(Exception):
+    """A failure no ``retry`` or ``catch`` should handle: the run stops with this message
+    (a replay with no recorded answer for a step, a missing key)."""
+
+
 @runtime_checkable
 class Backend(Protocol):
     name: str

@@ -1,0 +1,181 @@
+"""Recording a run's model exchanges, and replaying them exactly.
+
+``RecordingBackend`` wraps any backend and appends every exchange to a JSON-lines file; a
+failed session is recorded too, so that retries replay.  ``ReplayBackend`` answers from such
+a file and never calls a model: a program's run can be tested in CI with no key.
+
+An exchange is keyed by what it is (``session``, ``judge``, ``choose``, ``summarise``), the
+interpreter's step key (statement path, iteration, branch, execution id), and the attempt or
+evaluation; its input hash (prompt, agent, model, system, context...) tells a changed program
+from the recorded one.  A step with no recorded answer, or whose input changed, stops the run
+with a message naming the step (``BackendFatal``: no ``retry`` or ``catch`` can hide it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from openprose.vm.backends.base import (
+    Backend,
+    BackendError,
+    BackendFatal,
+    ChoiceRequest,
+    ChoiceResult,
+    ConditionRequest,
+    ConditionResult,
+    SessionRequest,
+    SessionResult,
+    SummaryRequest,
+    SummaryResult,
+    Usage,
+)
+
+FORMAT = "openprose-record"
+VERSION = 1
+
+Request = SessionRequest | ConditionRequest | ChoiceRequest | SummaryRequest
+
+
+def exchange_key(request: Request) -> tuple[str, str]:
+    """(kind, key): the key names the step; the input hash is checked separately."""
+    if isinstance(request, SessionRequest):
+        return "session", f"{request.step}#attempt{request.attempt}"
+    if isinstance(request, ConditionRequest):
+        return "judge", f"{request.step}#{request.purpose}{request.evaluation}"
+    if isinstance(request, ChoiceRequest):
+        return "choose", request.step
+    return "summarise", f"{request.step}#{request.name}"
+
+
+def input_hash(request: Request) -> str:
+    fields = dataclasses.asdict(request)
+    fields.pop("step", None)
+    text = json.dumps(fields, sort_keys=True, ensure_ascii=False, default=list)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _result_json(result: Any) -> dict[str, Any]:
+    data = dataclasses.asdict(result)
+    return data
+
+
+class RecordingBackend:
+    """Passes every call to ``inner`` and appends the exchange to ``path``."""
+
+    def __init__(self, inner: Backend, path: Path) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dry_run = inner.dry_run
+        self.path = path
+        header = {
+            "format": FORMAT,
+            "version": VERSION,
+            "backend": inner.name,
+            "dry_run": inner.dry_run,
+        }
+        path.write_text(json.dumps(header) + "\n", encoding="utf-8")
+
+    def _write(self, request: Request, result: dict[str, Any] | None, error: str | None) -> None:
+        kind, key = exchange_key(request)
+        record: dict[str, Any] = {"kind": kind, "key": key, "hash": input_hash(request)}
+        if error is not None:
+            record["error"] = error
+        else:
+            record["result"] = result
+        line = json.dumps(record, ensure_ascii=False) + "\n"
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        try:
+            os.write(fd, line.encode("utf-8"))
+        finally:
+            os.close(fd)
+
+    async def run_session(self, request: SessionRequest) -> SessionResult:
+        try:
+            result = await self.inner.run_session(request)
+        except BackendError as failure:
+            self._write(request, None, str(failure))
+            raise
+        self._write(request, _result_json(result), None)
+        return result
+
+    async def judge(self, request: ConditionRequest) -> ConditionResult:
+        result = await self.inner.judge(request)
+        self._write(request, _result_json(result), None)
+        return result
+
+    async def choose(self, request: ChoiceRequest) -> ChoiceResult:
+        result = await self.inner.choose(request)
+        self._write(request, _result_json(result), None)
+        return result
+
+    async def summarise(self, request: SummaryRequest) -> SummaryResult:
+        result = await self.inner.summarise(request)
+        self._write(request, _result_json(result), None)
+        return result
+
+
+class ReplayError(BackendFatal):
+    pass
+
+
+class ReplayBackend:
+    """Answers from a recording; never calls a model."""
+
+    name = "replay"
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        lines = path.read_text(encoding="utf-8").splitlines()
+        header = json.loads(lines[0]) if lines else {}
+        if header.get("format") != FORMAT or header.get("version") != VERSION:
+            raise ValueError(f"{path} is not an OpenProse recording")
+        self.dry_run = bool(header.get("dry_run", False))
+        self.recorded: dict[tuple[str, str], dict[str, Any]] = {}
+        for line in lines[1:]:
+            if line.strip():
+                record = json.loads(line)
+                self.recorded[(record["kind"], record["key"])] = record
+
+    def _answer(self, request: Request) -> dict[str, Any]:
+        kind, key = exchange_key(request)
+        record = self.recorded.get((kind, key))
+        if record is None:
+            raise ReplayError(f"replay: no recorded {kind} for step {key}")
+        if record["hash"] != input_hash(request):
+            raise ReplayError(
+                f"replay: the {kind} at step {key} differs from the recording "
+                "(the program or its inputs changed)"
+            )
+        if "error" in record:
+            raise BackendError(record["error"])
+        result: dict[str, Any] = record["result"]
+        return result
+
+    @staticmethod
+    def _accounting(data: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "usage": Usage(**data.get("usage", {})),
+            "cost": data.get("cost", 0.0),
+            "session_ref": data.get("session_ref", ""),
+        }
+
+    async def run_session(self, request: SessionRequest) -> SessionResult:
+        data = self._answer(request)
+        return SessionResult(text=data["text"], **self._accounting(data))
+
+    async def judge(self, request: ConditionRequest) -> ConditionResult:
+        data = self._answer(request)
+        return ConditionResult(value=bool(data["value"]), **self._accounting(data))
+
+    async def choose(self, request: ChoiceRequest) -> ChoiceResult:
+        data = self._answer(request)
+        return ChoiceResult(index=int(data["index"]), **self._accounting(data))
+
+    async def summarise(self, request: SummaryRequest) -> SummaryResult:
+        data = self._answer(request)
+        return SummaryResult(text=data["text"], **self._accounting(data))
