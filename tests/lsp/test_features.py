@@ -293,6 +293,12 @@ async def test_document_links_for_local_use_paths(session: Session) -> None:
         types.DocumentLinkParams(text_document=session.doc(uri))
     )
     assert links and links[0].target.endswith("library.prose")
+    # The tooltip goes only to a client that says it shows one (pytest-lsp warns otherwise).
+    capabilities = session.client.capabilities
+    text_document = capabilities.text_document if capabilities else None
+    link_capabilities = text_document.document_link if text_document else None
+    shows_tooltips = bool(link_capabilities and link_capabilities.tooltip_support)
+    assert (links[0].tooltip is not None) == shows_tooltips
 
 
 # ---------------------------------------------------------------- formatting and actions

@@ -834,11 +834,16 @@ def document_link(
     if doc is None:
         return []
     positions = ls.positions(doc)
+    capabilities = ls.client_capabilities
+    text_document = capabilities.text_document if capabilities else None
+    links = text_document.document_link if text_document else None
+    # A tooltip only where the client says it shows one (LSP 3.15 `tooltipSupport`).
+    tooltips = bool(links and links.tooltip_support)
     return [
         types.DocumentLink(
             range=positions.range(link.range),
             target=Path(link.target).as_uri(),
-            tooltip=link.tooltip or None,
+            tooltip=(link.tooltip or None) if tooltips else None,
         )
         for link in document_links(doc.analysis())
     ]
