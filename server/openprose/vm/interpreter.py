@@ -27,6 +27,7 @@ from openprose.vm.backends.base import (
     SummaryRequest,
     Usage,
 )
+from openprose.vm.memory import AgentMemories
 from openprose.vm.operators import binary, compare, truth
 from openprose.vm.rundir import RunDirectory
 from openprose.vm.scope import Frame, Scope
@@ -187,7 +188,7 @@ class Interpreter:
         self.sessions = 0
         self._execution_ids = 0
         self._anonymous = 0
-        self._evaluations: dict[str, int] = {}
+        self.memories = AgentMemories(run_dir.path if run_dir is not None else None)
 
     # ------------------------------------------------------------------ running
 
@@ -520,8 +521,17 @@ class Interpreter:
             for name, prop in merged.items()
             if name not in ("prompt", "model", "context", "retry", "backoff")
         )
+        persistent = agent_name is not None and _persists(merged)
         if isinstance(node, t.Resume):
             extra += (("resume", "true"),)
+            memory = self.memories.read(agent_name) if agent_name else None
+            if persistent and memory is None:
+                raise ProseError(
+                    f"no memory for agent {agent_name!r} yet: use `session:` first",
+                    headline(node),
+                )
+            if memory is not None:
+                context = (("memory", memory), *context)
         request = SessionRequest(
             prompt=prompt,
             step=ctx.key,
@@ -531,7 +541,10 @@ class Interpreter:
             context=context,
             properties=extra,
         )
-        return await self.with_retry(request, retries or 0, backoff, ctx, node)
+        answer = await self.with_retry(request, retries or 0, backoff, ctx, node)
+        if persistent and agent_name is not None:
+            self.memories.record(agent_name, prompt, answer, self.clock.now())
+        return answer
 
     async def property_text(self, prop: t.Property, ctx: Ctx) -> str:
         value = prop.value
@@ -1171,6 +1184,12 @@ def _letter(index: int) -> str:
         index, rest = divmod(index - 1, 26)
         letters = chr(ord("a") + rest) + letters
     return letters
+
+
+def _persists(properties: dict[str, t.Property]) -> bool:
+    """``persist: true`` (run-scoped memory); other scopes are not kept yet (docs/run.md)."""
+    prop = properties.get("persist")
+    return prop is not None and prop.value is not None and source_of(prop.value) == "true"
 
 
 def _shifted(sink: EventSink, levels: int) -> EventSink:
