@@ -199,3 +199,11 @@ def test_record_then_replay_gives_the_same_outputs(prose: Any, tmp_path: Path) -
     assert "replay: the session at step 2#attempt1 differs from the recording" in changed.stderr
     missing = prose("run", "main.prose", "--input", "topic=bees", "--replay", "nowhere.jsonl")
     assert missing.returncode == 2
+
+
+def test_max_sessions(prose: Any, tmp_path: Path) -> None:
+    write(tmp_path, 'session "A"\nsession "B"\n')
+    done = prose("run", "main.prose", "--max-sessions", "1")
+    assert done.returncode == 1
+    assert "session limit reached (1 session)" in done.stderr
+    assert prose("run", "main.prose", "--max-sessions", "-1").returncode == 2

@@ -54,6 +54,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="offline backend: a loop condition is satisfied on its Nth evaluation (default 2)",
     )
     parser.add_argument(
+        "--max-sessions",
+        type=int,
+        metavar="N",
+        help="stop the run before its (N+1)th session attempt, imported programs included",
+    )
+    parser.add_argument(
+        "--max-cost",
+        type=float,
+        metavar="USD",
+        help="stop the run before a session once the cost so far reaches USD",
+    )
+    parser.add_argument(
         "--record",
         metavar="FILE",
         help="record every model exchange of the run in FILE (JSON lines) for --replay",
@@ -106,6 +118,10 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         raise UsageError("--offline-rounds must be at least 1")
     if args.concurrency < 1:
         raise UsageError("--concurrency must be at least 1")
+    if args.max_sessions is not None and args.max_sessions < 0:
+        raise UsageError("--max-sessions must be 0 or more")
+    if args.max_cost is not None and args.max_cost < 0:
+        raise UsageError("--max-cost must be 0 or more")
     sources, missing = discover([args.path])
     if missing or len(sources) != 1 or sources[0].fs_path is None:
         raise UsageError(str(missing[0]) if missing else f"{args.path} is not one program file")
@@ -155,7 +171,11 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                 backend=backend,
                 runs_root=runs_root,
                 sinks=sinks,
-                options=Options(concurrency=args.concurrency),
+                options=Options(
+                    concurrency=args.concurrency,
+                    max_sessions=args.max_sessions,
+                    max_cost=args.max_cost,
+                ),
                 checked=(text, module),
             )
         )

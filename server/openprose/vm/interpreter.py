@@ -74,6 +74,20 @@ class Options:
     retry_max_delay: float = 60.0
     jitter: bool = True
     seed: int | None = None
+    max_sessions: int | None = None  # session attempts in the whole run, imports included
+    max_cost: float | None = None  # US dollars
+
+
+@dataclass
+class Budget:
+    """What a run has spent, shared with the programs it calls."""
+
+    started: int = 0
+    cost: float = 0.0
+
+
+class RunStopped(BackendFatal):
+    """A limit of the run was reached: no ``retry`` or ``catch`` continues past it."""
 
 
 @dataclass
@@ -163,6 +177,7 @@ class Interpreter:
         load_program: ProgramLoader | None = None,
         depth: int = 0,
         key_prefix: str = "",
+        budget: Budget | None = None,
     ) -> None:
         self.module = module
         self.backend = backend
@@ -179,6 +194,7 @@ class Interpreter:
         self.load_program = load_program
         self.import_depth = depth
         self.key_prefix = key_prefix  # an imported program's steps are keyed under its call
+        self.budget = budget or Budget()
         self.agents: dict[str, t.AgentDefinition] = {}
         self.blocks: dict[str, t.BlockDefinition] = {}
         self.imports: dict[str, str] = {}
@@ -558,6 +574,7 @@ class Interpreter:
     ) -> str:
         attempt = 1
         while True:
+            self.check_budget(node)
             try:
                 result = await self.backend.run_session(replace(request, attempt=attempt))
             except BackendError as failure:
@@ -605,6 +622,18 @@ class Interpreter:
     def account(self, usage: Usage, cost: float) -> None:
         self.usage = self.usage + usage
         self.cost += cost
+        self.budget.cost += cost
+
+    def check_budget(self, node: Any) -> None:
+        """``max_sessions`` and ``max_cost`` stop the run before a session would pass them
+        (the cost is known only after a session, so the one that crosses the cap finishes)."""
+        budget, options = self.budget, self.options
+        if options.max_sessions is not None and budget.started >= options.max_sessions:
+            n = options.max_sessions
+            raise RunStopped(f"session limit reached ({n} session{'' if n == 1 else 's'})")
+        if options.max_cost is not None and budget.cost >= options.max_cost:
+            raise RunStopped(f"cost limit reached (${budget.cost:.2f} of ${options.max_cost:.2f})")
+        budget.started += 1
 
     async def context(self, prop: t.Property | None, ctx: Ctx) -> tuple[tuple[str, str], ...]:
         """``context: x``, ``[a, b]``, ``{ a, b }`` and ``[]``: (name, text) pairs."""
@@ -787,12 +816,15 @@ class Interpreter:
             load_program=self.load_program,
             depth=self.import_depth + 1,
             key_prefix=f"{ctx.key}/{name}:",
+            budget=self.budget,
         )
         try:
             result = await callee.run(inputs)
         except MissingInput as missing:
             raise ProseError(f"{source}: missing input {missing.name!r}", headline(node)) from None
-        self.account(callee.usage, callee.cost)
+        # The callee accounted its own calls in the shared budget already.
+        self.usage = self.usage + callee.usage
+        self.cost += callee.cost
         self.sessions += callee.sessions
         if result.fatal:
             raise BackendFatal(result.error)
