@@ -204,6 +204,7 @@ class Interpreter:
         self.sessions = 0
         self._execution_ids = 0
         self._anonymous = 0
+        self._imports_run = 0
         self.memories = AgentMemories(run_dir.path if run_dir is not None else None)
 
     # ------------------------------------------------------------------ running
@@ -832,8 +833,6 @@ class Interpreter:
             raise ProseError(f"{source}: {result.error}", headline(node), "program")
         self.emit(ctx, ev.Import, source=source, alias=name, status="returned")
         return Record(result.outputs, kind="program")
-
-    _imports_run = 0
 
     def _next_import(self) -> int:
         self._imports_run += 1
