@@ -28,6 +28,8 @@ def test_a_run_prints_outputs_and_leaves_a_run_directory(prose: Any, tmp_path: P
         "summary = [dry run] Summarise (agent: -; model: default; context: notes)\n"
     )
     assert "dry run on the offline backend" in done.stderr
+    # Not a terminal: progress is one plain line per top-level statement.
+    assert 'prose: [2/3] let notes = session "Research {topic}"\n' in done.stderr
     runs = list((tmp_path / ".prose" / "runs").iterdir())
     assert len(runs) == 1
     state = (runs[0] / "state.md").read_text(encoding="utf-8").splitlines()

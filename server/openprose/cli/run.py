@@ -112,6 +112,7 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     from openprose.vm.backends.offline import OfflineBackend
     from openprose.vm.backends.replay import RecordingBackend, ReplayBackend
     from openprose.vm.interpreter import MissingInput, Options, declared_inputs
+    from openprose.vm.progress import Progress
     from openprose.vm.runner import run_file
 
     if args.offline_rounds < 1:
@@ -161,7 +162,12 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             backend = RecordingBackend(backend, Path(args.record))
         except OSError as error:
             raise UsageError(f"cannot record to {args.record}: {error}") from None
-    sinks = [_tracer(args.trace_format, stderr)] if args.trace else []
+    if args.trace:
+        sinks = [_tracer(args.trace_format, stderr)]
+    else:
+        isatty = getattr(stderr, "isatty", None)
+        terminal = bool(isatty and isatty())
+        sinks = [Progress(stderr, terminal, total=len(module.statements()))]
     runs_root = Path(args.run_dir).resolve() if args.run_dir else Path.cwd() / ".prose" / "runs"
     try:
         result = asyncio.run(

@@ -1,0 +1,86 @@
+"""Live progress of a run, from its events: a status line redrawn in place on a terminal,
+plain lines elsewhere (one per top-level statement, for logs)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TextIO
+
+from openprose.vm import events as ev
+
+REDRAW_INTERVAL = 0.1  # seconds between redraws of the status line
+
+
+class Progress:
+    def __init__(
+        self,
+        stream: TextIO,
+        terminal: bool,
+        total: int,
+        width: int = 100,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.stream = stream
+        self.terminal = terminal
+        self.total = total
+        self.width = width
+        self.clock = clock
+        self.statement = ""
+        self.step = ""
+        self.sessions = 0
+        self.tokens = 0
+        self.cost = 0.0
+        self.branches = 0
+        self.iteration = ""
+        self._drawn = 0.0
+        self._shown = False
+
+    def __call__(self, event: ev.Event) -> None:
+        if isinstance(event, ev.Position) and event.level == 0:
+            self.statement, self.step, self.iteration = event.statement, event.step, ""
+            if not self.terminal:
+                print(f"prose: [{self.step}/{self.total}] {self.statement}", file=self.stream)
+                return
+        elif isinstance(event, ev.Success):
+            self.sessions += 1
+            self.tokens += event.input_tokens + event.output_tokens
+            self.cost += event.cost
+        elif isinstance(event, ev.ParallelEnter):
+            self.branches += len(event.branches)
+        elif isinstance(event, ev.ParallelBranch):
+            self.branches = max(0, self.branches - 1)
+        elif isinstance(event, ev.ParallelJoin):
+            self.branches = 0
+        elif isinstance(event, ev.LoopIteration) and event.level == 0:
+            of = f"/{event.maximum}" if event.maximum is not None else ""
+            self.iteration = f"iteration {event.iteration}{of}"
+        elif isinstance(event, ev.ProgramEnd):
+            self.finish()
+            return
+        if self.terminal:
+            self.draw(force=isinstance(event, ev.Position))
+
+    def line(self) -> str:
+        parts = [f"[{self.step}/{self.total}] {self.statement}"]
+        if self.iteration:
+            parts.append(self.iteration)
+        if self.branches:
+            parts.append(f"{self.branches} branches running")
+        parts.append(f"{self.sessions} sessions, {self.tokens} tokens, ${self.cost:.2f}")
+        text = " · ".join(parts)
+        return text if len(text) <= self.width else text[: self.width - 1] + "…"
+
+    def draw(self, force: bool = False) -> None:
+        now = self.clock()
+        if not force and now - self._drawn < REDRAW_INTERVAL:
+            return
+        self._drawn = now
+        self._shown = True
+        self.stream.write("\r\x1b[K" + self.line())
+        self.stream.flush()
+
+    def finish(self) -> None:
+        if self.terminal and self._shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
