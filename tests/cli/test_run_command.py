@@ -209,3 +209,37 @@ def test_max_sessions(prose: Any, tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "session limit reached (1 session)" in done.stderr
     assert prose("run", "main.prose", "--max-sessions", "-1").returncode == 2
+
+
+def test_a_large_fan_out_is_confirmed_on_a_terminal(tmp_path: Path) -> None:
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    items = ", ".join(f'"i{n}"' for n in range(101))
+    write(tmp_path, f'parallel for x in [{items}]:\n  session "Do {{x}}"\n')
+    results = []
+    for extra, answer in (([], b"n\n"), (["--yes"], b"")):
+        leader, follower = pty.openpty()
+        try:
+            child = subprocess.Popen(
+                [sys.executable, "-m", "openprose", "run", "main.prose", "--json", *extra],
+                cwd=tmp_path,
+                stdin=follower,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            os.write(leader, answer)
+            stdout, stderr = child.communicate(timeout=60)
+        finally:
+            os.close(leader)
+            os.close(follower)
+        results.append((child.returncode, stdout, stderr))
+    (declined_status, _, declined_err), (yes_status, yes_out, _) = results
+    assert declined_status == 1
+    assert "starts 101 branches; continue? [y/N]" in declined_err
+    assert "fan-out of 101 branches declined" in declined_err
+    assert yes_status == 0
+    assert json.loads(yes_out)["sessions"] == 101

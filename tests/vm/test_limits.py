@@ -55,3 +55,35 @@ def test_the_cost_cap_lets_the_crossing_session_finish(run_prose: Any) -> None:
     assert run.result.error == "cost limit reached ($1.00 of $0.75)"
     assert run.prompts == ["A", "B"]
     assert run.result.cost == 1.0
+
+
+def _confirm(answer: bool, asked: list[str]) -> Any:
+    async def confirm(question: str) -> bool:
+        asked.append(question)
+        return answer
+
+    return confirm
+
+
+def test_a_large_fan_out_is_confirmed_first(tmp_path: Any) -> None:
+    import asyncio
+
+    from openprose.vm.runner import run_file
+
+    path = tmp_path / "fan.prose"
+    path.write_text(
+        'parallel for x in ["a", "b", "c", "d"]:\n  session "Do {x}"\n'
+        'parallel:\n  session "One"\n  session "Two"\n',
+        encoding="utf-8",
+    )
+    options = Options(fan_out_threshold=3)
+    asked: list[str] = []
+    declined = asyncio.run(run_file(path, options=options, confirm=_confirm(False, asked)))
+    assert declined.status == "error"
+    assert declined.error == "fan-out of 4 branches declined"
+    assert declined.sessions == 0
+    assert asked == ['`parallel for x in ["a", "b", "c", "d"]:` starts 4 branches']
+    asked.clear()
+    accepted = asyncio.run(run_file(path, options=options, confirm=_confirm(True, asked)))
+    assert accepted.status == "success" and accepted.sessions == 6
+    assert len(asked) == 1  # two branches are under the threshold

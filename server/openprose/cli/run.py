@@ -66,6 +66,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="stop the run before a session once the cost so far reaches USD",
     )
     parser.add_argument(
+        "--yes",
+        action="store_true",
+        help="do not ask before a fan-out of more than 100 branches (asked only on a terminal)",
+    )
+    parser.add_argument(
         "--record",
         metavar="FILE",
         help="record every model exchange of the run in FILE (JSON lines) for --replay",
@@ -183,6 +188,7 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                     max_cost=args.max_cost,
                 ),
                 checked=(text, module),
+                confirm=None if args.yes or not sys.stdin.isatty() else _asker(stderr),
             )
         )
     except MissingInput as missing_input:  # pragma: no cover - inputs are gathered above
@@ -228,6 +234,21 @@ def _inputs(args: argparse.Namespace, declared: list[tuple[str, str]], stderr: T
         print(f"{name}{hint}: ", end="", file=stderr, flush=True)
         values[name] = sys.stdin.readline().rstrip("\n")
     return values
+
+
+def _asker(stream: TextIO) -> Any:
+    import asyncio
+
+    async def ask(question: str) -> bool:
+        def prompt() -> str:
+            print(f"\nprose: {question}; continue? [y/N] ", end="", file=stream, flush=True)
+            return sys.stdin.readline()
+
+        # In a thread, so that branches already running carry on while the user decides.
+        answer = await asyncio.to_thread(prompt)
+        return answer.strip().lower() in ("y", "yes")
+
+    return ask
 
 
 def _tracer(fmt: str, stream: TextIO) -> Any:

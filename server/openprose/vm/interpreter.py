@@ -76,6 +76,7 @@ class Options:
     seed: int | None = None
     max_sessions: int | None = None  # session attempts in the whole run, imports included
     max_cost: float | None = None  # US dollars
+    fan_out_threshold: int = 100  # branches or items above which `confirm` is asked
 
 
 @dataclass
@@ -140,6 +141,7 @@ class MissingInput(Exception):
 
 EventSink = Callable[[ev.Event], None]
 ProgramLoader = Callable[[Path], tuple[str, Any]]
+Confirm = Callable[[str], Awaitable[bool]]  # a question; True to go ahead
 
 
 def source_of(node: Any) -> str:
@@ -178,6 +180,7 @@ class Interpreter:
         depth: int = 0,
         key_prefix: str = "",
         budget: Budget | None = None,
+        confirm: Confirm | None = None,
     ) -> None:
         self.module = module
         self.backend = backend
@@ -195,6 +198,7 @@ class Interpreter:
         self.import_depth = depth
         self.key_prefix = key_prefix  # an imported program's steps are keyed under its call
         self.budget = budget or Budget()
+        self.confirm = confirm
         self.agents: dict[str, t.AgentDefinition] = {}
         self.blocks: dict[str, t.BlockDefinition] = {}
         self.imports: dict[str, str] = {}
@@ -625,6 +629,15 @@ class Interpreter:
         self.cost += cost
         self.budget.cost += cost
 
+    async def confirm_fan_out(self, size: int, node: Any) -> None:
+        """Ask before a fan-out larger than ``fan_out_threshold`` (when a ``confirm``
+        callback was given: the CLI gives one on a terminal)."""
+        if self.confirm is None or size <= self.options.fan_out_threshold:
+            return
+        question = f"`{headline(node)}` starts {size} branches"
+        if not await self.confirm(question):
+            raise RunStopped(f"fan-out of {size} branches declined")
+
     def check_budget(self, node: Any) -> None:
         """``max_sessions`` and ``max_cost`` stop the run before a session would pass them
         (the cost is known only after a session, so the one that crosses the cap finishes)."""
@@ -818,6 +831,7 @@ class Interpreter:
             depth=self.import_depth + 1,
             key_prefix=f"{ctx.key}/{name}:",
             budget=self.budget,
+            confirm=self.confirm,
         )
         try:
             result = await callee.run(inputs)
@@ -853,6 +867,7 @@ class Interpreter:
         strategy, count, on_fail = await self.parallel_modifiers(node, ctx)
         branches = node.body_statements()
         names = [_branch_name(b, i) for i, b in enumerate(branches)]
+        await self.confirm_fan_out(len(branches), node)
         needed = len(branches) if strategy == "all" else (count or 1)
         self.emit(
             ctx, ev.ParallelEnter, branches=names, strategy=strategy, count=count, on_fail=on_fail
@@ -1024,6 +1039,7 @@ class Interpreter:
     ) -> list[Value]:
         """``work`` over every item, at most ``concurrency`` at once, results in order;
         the first failure cancels the rest (fail-fast, as a parallel block's default)."""
+        await self.confirm_fan_out(len(items), node)
         results: list[Value] = [None] * len(items)
         names = [_letter(i) for i in range(len(items))]
         self.emit(ctx, ev.ParallelEnter, branches=names, strategy="all", on_fail="fail-fast")

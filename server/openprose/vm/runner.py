@@ -11,7 +11,14 @@ from openprose.files import read_text
 from openprose.syntax import parse
 from openprose.vm.backends.base import Backend
 from openprose.vm.backends.offline import OfflineBackend
-from openprose.vm.interpreter import Clock, EventSink, Interpreter, Options, RunResult
+from openprose.vm.interpreter import (
+    Clock,
+    Confirm,
+    EventSink,
+    Interpreter,
+    Options,
+    RunResult,
+)
 from openprose.vm.rundir import RunDirectory
 from openprose.vm.values import ProseError, Value
 
@@ -61,6 +68,7 @@ async def run_file(
     options: Options | None = None,
     clock: Clock | None = None,
     checked: tuple[str, Any] | None = None,
+    confirm: Confirm | None = None,
 ) -> RunResult:
     """Check and run ``path``; its run directory goes under ``runs_root`` (None: none)."""
     text, module = checked if checked is not None else load_checked(path)
@@ -75,6 +83,7 @@ async def run_file(
         options=options,
         clock=clock,
         load_program=load_import,
+        confirm=confirm,
     )
     return await interpreter.run(inputs)
 
