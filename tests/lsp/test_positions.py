@@ -15,17 +15,10 @@ from openprose.lsp.positions import (
     to_client_units,
     to_code_points,
 )
+from tests.lsp.conftest import units
 
 ENCODINGS = (UTF8, UTF16, UTF32)
 lines = st.text(st.characters(codec="utf-8", exclude_characters="\r\n"), max_size=20)
-
-
-def units(text: str, encoding: str) -> int:
-    if encoding == UTF8:
-        return len(text.encode("utf-8"))
-    if encoding == UTF16:
-        return len(text.encode("utf-16-le")) // 2
-    return len(text)
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,8 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
+from tests.lsp.conftest import units
+
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 # None: a client that names no encoding (VS Code) gets UTF-16, the protocol's default.
@@ -29,14 +31,6 @@ ENCODINGS = (None, "utf-8", "utf-32")
 EMOJI = "\U0001f600"  # two UTF-16 code units, four UTF-8 bytes
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _names = itertools.count()
-
-
-def units(text: str, encoding: str) -> int:
-    if encoding == "utf-8":
-        return len(text.encode("utf-8"))
-    if encoding == "utf-16":
-        return len(text.encode("utf-16-le")) // 2
-    return len(text)
 
 
 def lines(text: str) -> list[tuple[int, int]]:
