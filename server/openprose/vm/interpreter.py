@@ -181,6 +181,7 @@ class Interpreter:
         key_prefix: str = "",
         budget: Budget | None = None,
         confirm: Confirm | None = None,
+        project_root: Path | None = None,
     ) -> None:
         self.module = module
         self.backend = backend
@@ -209,7 +210,10 @@ class Interpreter:
         self._execution_ids = 0
         self._anonymous = 0
         self._imports_run = 0
-        self.memories = AgentMemories(run_dir.path if run_dir is not None else None)
+        self.memories = AgentMemories(
+            run_dir.path if run_dir is not None else None,
+            project_root if project_root is not None else _project_root(program_path),
+        )
 
     # ------------------------------------------------------------------ running
 
@@ -542,11 +546,13 @@ class Interpreter:
             for name, prop in merged.items()
             if name not in ("prompt", "model", "context", "retry", "backoff")
         )
-        persistent = agent_name is not None and _persists(merged)
+        persist = _persistence(merged) if agent_name is not None else None
         if isinstance(node, t.Resume):
             extra += (("resume", "true"),)
-            memory = self.memories.read(agent_name) if agent_name else None
-            if persistent and memory is None:
+            memory = None
+            if agent_name is not None and persist is not None:
+                memory = self.memories.read(agent_name, persist)
+            if persist is not None and memory is None:
                 raise ProseError(
                     f"no memory for agent {agent_name!r} yet: use `session:` first",
                     headline(node),
@@ -563,8 +569,8 @@ class Interpreter:
             properties=extra,
         )
         answer = await self.with_retry(request, retries or 0, backoff, ctx, node)
-        if persistent and agent_name is not None:
-            self.memories.record(agent_name, prompt, answer, self.clock.now())
+        if persist is not None and agent_name is not None:
+            self.memories.record(agent_name, persist, prompt, answer, self.clock.now())
         return answer
 
     async def property_text(self, prop: t.Property, ctx: Ctx) -> str:
@@ -1233,10 +1239,23 @@ def _letter(index: int) -> str:
     return letters
 
 
-def _persists(properties: dict[str, t.Property]) -> bool:
-    """``persist: true`` (run-scoped memory); other scopes are not kept yet (docs/run.md)."""
+def _project_root(program: Path | None) -> Path | None:
+    if program is None:
+        return None
+    from openprose.analysis.contracts import project_root_of
+
+    return project_root_of(program.resolve())
+
+
+def _persistence(properties: dict[str, t.Property]) -> str | None:
+    """``true``, ``project``, ``user`` or a path; None for an agent without memory."""
     prop = properties.get("persist")
-    return prop is not None and prop.value is not None and source_of(prop.value) == "true"
+    value = prop.value if prop is not None else None
+    if isinstance(value, t.String):
+        return value.text.strip() or None
+    if value is None or source_of(value) == "false":
+        return None
+    return source_of(value)
 
 
 def _shifted(sink: EventSink, levels: int) -> EventSink:
