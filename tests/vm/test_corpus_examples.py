@@ -59,7 +59,16 @@ def test_example_runs_offline(path: Path, tmp_path: Path) -> None:
     try:
         backend = OfflineBackend(conditions=CONDITIONS.get(name, {}))
         result = asyncio.run(
-            run_file(path, inputs, backend=backend, runs_root=tmp_path, options=options)
+            # The temporary directory is the project: `persist: project` memory goes there,
+            # never beside the shared corpus.
+            run_file(
+                path,
+                inputs,
+                backend=backend,
+                runs_root=tmp_path,
+                options=options,
+                project_root=tmp_path,
+            )
         )
     except ProgramInvalid as invalid:
         errors = [d.code for d in invalid.diagnostics if d.is_error]
@@ -71,4 +80,5 @@ def test_example_runs_offline(path: Path, tmp_path: Path) -> None:
     assert result.status == "success", f"{name}: {result.error} at {result.failed_statement}"
     assert result.sessions > 0
     state = (tmp_path / result.run_id / "state.md").read_text(encoding="utf-8")
+    assert not (EXAMPLES / ".prose").exists()
     assert state.splitlines()[-1].startswith("---end ")

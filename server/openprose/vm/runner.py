@@ -69,8 +69,11 @@ async def run_file(
     clock: Clock | None = None,
     checked: tuple[str, Any] | None = None,
     confirm: Confirm | None = None,
+    project_root: Path | None = None,
 ) -> RunResult:
-    """Check and run ``path``; its run directory goes under ``runs_root`` (None: none)."""
+    """Check and run ``path``; its run directory goes under ``runs_root`` (None: none).
+    ``project_root`` is where project-scoped agent memory lives (default: the nearest
+    directory above ``path`` holding ``.prose/``, else the program's directory)."""
     text, module = checked if checked is not None else load_checked(path)
     run_dir = RunDirectory.create(runs_root, text, path.name) if runs_root is not None else None
     interpreter = Interpreter(
@@ -84,6 +87,7 @@ async def run_file(
         clock=clock,
         load_program=load_import,
         confirm=confirm,
+        project_root=project_root,
     )
     return await interpreter.run(inputs)
 
