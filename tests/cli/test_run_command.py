@@ -243,3 +243,21 @@ def test_a_large_fan_out_is_confirmed_on_a_terminal(tmp_path: Path) -> None:
     assert "fan-out of 101 branches declined" in declined_err
     assert yes_status == 0
     assert json.loads(yes_out)["sessions"] == 101
+
+
+def test_resume_continues_a_stopped_run(prose: Any, tmp_path: Path) -> None:
+    write(tmp_path, PROGRAM)
+    stopped = prose("run", "main.prose", "--input", "topic=bees", "--max-sessions", "1")
+    assert stopped.returncode == 1
+    run_dir = next((tmp_path / ".prose" / "runs").iterdir())
+    resumed = prose("run", "main.prose", "--resume", str(run_dir), "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    result = json.loads(resumed.stdout)
+    assert result["run_id"] == run_dir.name
+    assert result["outputs"]["summary"].startswith("[dry run] Summarise")
+    journal = (run_dir / "journal.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["key"] for line in journal] == ["2#attempt1", "3#attempt1"]
+    write(tmp_path, PROGRAM + 'session "More"\n')
+    changed = prose("run", "main.prose", "--resume", str(run_dir))
+    assert changed.returncode == 2
+    assert "changed since run" in changed.stderr

@@ -66,6 +66,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="stop the run before a session once the cost so far reaches USD",
     )
     parser.add_argument(
+        "--resume",
+        metavar="RUN_DIR",
+        help="continue an interrupted or failed run of FILE in its run directory, with its "
+        "inputs; the steps it took are answered from its journal, not asked again",
+    )
+    parser.add_argument(
         "--yes",
         action="store_true",
         help="do not ask before a fan-out of more than 100 branches (asked only on a terminal)",
@@ -151,7 +157,8 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         return EXIT_FAILED
 
     module = parse(text)
-    inputs = _inputs(args, declared_inputs(module), stderr)
+    resume = _resumed_run(args, text) if args.resume else None
+    inputs = _inputs(args, declared_inputs(module), stderr) if resume is None else None
     backend: Any
     if args.replay:
         try:
@@ -189,6 +196,7 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                 ),
                 checked=(text, module),
                 confirm=None if args.yes or not sys.stdin.isatty() else _asker(stderr),
+                resume=resume,
             )
         )
     except MissingInput as missing_input:  # pragma: no cover - inputs are gathered above
@@ -199,6 +207,21 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     except OSError as error:
         raise UsageError(f"cannot write the run directory: {error}") from None
     return _report(result, args.json, stdout, stderr)
+
+
+def _resumed_run(args: argparse.Namespace, text: str) -> Any:
+    from openprose.vm.rundir import RunDirectory
+
+    if args.inputs or args.inputs_file:
+        raise UsageError("--resume runs with the inputs of the run it continues")
+    try:
+        run_dir = RunDirectory.open(Path(args.resume))
+        stored = (run_dir.path / "program.prose").read_text(encoding="utf-8")
+    except OSError as error:
+        raise UsageError(f"cannot resume {args.resume}: {error}") from None
+    if stored != text:
+        raise UsageError(f"{args.path} changed since run {run_dir.run_id}: it cannot be resumed")
+    return run_dir
 
 
 def _inputs(args: argparse.Namespace, declared: list[tuple[str, str]], stderr: TextIO) -> dict:

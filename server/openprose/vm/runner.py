@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -11,6 +13,7 @@ from openprose.files import read_text
 from openprose.syntax import parse
 from openprose.vm.backends.base import Backend
 from openprose.vm.backends.offline import OfflineBackend
+from openprose.vm.backends.replay import JournalBackend, load_records
 from openprose.vm.interpreter import (
     Clock,
     Confirm,
@@ -19,7 +22,7 @@ from openprose.vm.interpreter import (
     Options,
     RunResult,
 )
-from openprose.vm.rundir import RunDirectory
+from openprose.vm.rundir import RunDirectory, iso, write_atomic
 from openprose.vm.values import ProseError, Value
 
 
@@ -70,15 +73,31 @@ async def run_file(
     checked: tuple[str, Any] | None = None,
     confirm: Confirm | None = None,
     project_root: Path | None = None,
+    resume: RunDirectory | None = None,
 ) -> RunResult:
     """Check and run ``path``; its run directory goes under ``runs_root`` (None: none).
     ``project_root`` is where project-scoped agent memory lives (default: the nearest
-    directory above ``path`` holding ``.prose/``, else the program's directory)."""
+    directory above ``path`` holding ``.prose/``, else the program's directory).
+
+    ``resume`` continues an earlier run in its own directory, with its own inputs: every
+    model exchange of a run is journaled, and the steps the earlier run took are answered
+    from the journal (no model call) until the run reaches a step it never took."""
     text, module = checked if checked is not None else load_checked(path)
-    run_dir = RunDirectory.create(runs_root, text, path.name) if runs_root is not None else None
+    model: Backend = backend or OfflineBackend()
+    run_dir = resume
+    journal: dict[tuple[str, str], dict[str, Any]] = {}
+    if resume is not None:
+        journal = load_records(resume.read_journal())
+        inputs = json.loads((resume.path / "inputs.json").read_text(encoding="utf-8"))
+        resume.append_state(f"---resume {iso(time.time())}")
+    elif runs_root is not None:
+        run_dir = RunDirectory.create(runs_root, text, path.name)
+        write_atomic(run_dir.path / "inputs.json", json.dumps(dict(inputs or {})) + "\n")
+    if run_dir is not None:
+        model = JournalBackend(model, run_dir.append_journal, journal)
     interpreter = Interpreter(
         module,
-        backend or OfflineBackend(),
+        model,
         program_path=path,
         program_name=path.name,
         run_dir=run_dir,

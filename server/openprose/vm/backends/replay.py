@@ -17,6 +17,7 @@ import dataclasses
 import hashlib
 import json
 import os
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,97 @@ def _result_json(result: Any) -> dict[str, Any]:
     return data
 
 
+def record_line(request: Request, result: Any, error: str | None) -> str:
+    """One exchange as a JSON line (no newline)."""
+    kind, key = exchange_key(request)
+    record: dict[str, Any] = {"kind": kind, "key": key, "hash": input_hash(request)}
+    if error is not None:
+        record["error"] = error
+    else:
+        record["result"] = _result_json(result)
+    return json.dumps(record, ensure_ascii=False)
+
+
+def load_records(lines: list[str]) -> dict[tuple[str, str], dict[str, Any]]:
+    """Exchanges by (kind, key), from JSON lines (a header line, if any, is skipped)."""
+    records: dict[tuple[str, str], dict[str, Any]] = {}
+    for line in lines:
+        if line.strip():
+            record = json.loads(line)
+            if "kind" in record:
+                records[(record["kind"], record["key"])] = record
+    return records
+
+
+def _accounting(data: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "usage": Usage(**data.get("usage", {})),
+        "cost": data.get("cost", 0.0),
+        "session_ref": data.get("session_ref", ""),
+    }
+
+
+def decode(request: Request, record: dict[str, Any]) -> Any:
+    """The recorded answer to ``request``; a recorded failure raises ``BackendError``."""
+    if "error" in record:
+        raise BackendError(record["error"])
+    data: dict[str, Any] = record["result"]
+    if isinstance(request, SessionRequest):
+        return SessionResult(text=data["text"], **_accounting(data))
+    if isinstance(request, ConditionRequest):
+        return ConditionResult(value=bool(data["value"]), **_accounting(data))
+    if isinstance(request, ChoiceRequest):
+        return ChoiceResult(index=int(data["index"]), **_accounting(data))
+    return SummaryResult(text=data["text"], **_accounting(data))
+
+
+class JournalBackend:
+    """Journals every exchange of a run (in its run directory); a resumed run is answered
+    from the journal for the steps it already took, and calls ``inner`` for the rest."""
+
+    def __init__(
+        self,
+        inner: Backend,
+        append: Callable[[str], None],
+        journal: dict[tuple[str, str], dict[str, Any]] | None = None,
+    ) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dry_run = inner.dry_run
+        self.append = append
+        self.journal = journal or {}
+        self.answered = 0  # exchanges answered from the journal
+
+    async def _ask(self, request: Request, call: Callable[[], Awaitable[Any]]) -> Any:
+        record = self.journal.get(exchange_key(request))
+        if record is not None and record["hash"] == input_hash(request):
+            self.answered += 1
+            return decode(request, record)
+        try:
+            result = await call()
+        except BackendError as failure:
+            self.append(record_line(request, None, str(failure)))
+            raise
+        self.append(record_line(request, result, None))
+        return result
+
+    async def run_session(self, request: SessionRequest) -> SessionResult:
+        result: SessionResult = await self._ask(request, lambda: self.inner.run_session(request))
+        return result
+
+    async def judge(self, request: ConditionRequest) -> ConditionResult:
+        result: ConditionResult = await self._ask(request, lambda: self.inner.judge(request))
+        return result
+
+    async def choose(self, request: ChoiceRequest) -> ChoiceResult:
+        result: ChoiceResult = await self._ask(request, lambda: self.inner.choose(request))
+        return result
+
+    async def summarise(self, request: SummaryRequest) -> SummaryResult:
+        result: SummaryResult = await self._ask(request, lambda: self.inner.summarise(request))
+        return result
+
+
 class RecordingBackend:
     """Passes every call to ``inner`` and appends the exchange to ``path``."""
 
@@ -80,17 +172,10 @@ class RecordingBackend:
         }
         path.write_text(json.dumps(header) + "\n", encoding="utf-8")
 
-    def _write(self, request: Request, result: dict[str, Any] | None, error: str | None) -> None:
-        kind, key = exchange_key(request)
-        record: dict[str, Any] = {"kind": kind, "key": key, "hash": input_hash(request)}
-        if error is not None:
-            record["error"] = error
-        else:
-            record["result"] = result
-        line = json.dumps(record, ensure_ascii=False) + "\n"
+    def _write(self, request: Request, result: Any, error: str | None) -> None:
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
         try:
-            os.write(fd, line.encode("utf-8"))
+            os.write(fd, (record_line(request, result, error) + "\n").encode("utf-8"))
         finally:
             os.close(fd)
 
@@ -100,22 +185,22 @@ class RecordingBackend:
         except BackendError as failure:
             self._write(request, None, str(failure))
             raise
-        self._write(request, _result_json(result), None)
+        self._write(request, result, None)
         return result
 
     async def judge(self, request: ConditionRequest) -> ConditionResult:
         result = await self.inner.judge(request)
-        self._write(request, _result_json(result), None)
+        self._write(request, result, None)
         return result
 
     async def choose(self, request: ChoiceRequest) -> ChoiceResult:
         result = await self.inner.choose(request)
-        self._write(request, _result_json(result), None)
+        self._write(request, result, None)
         return result
 
     async def summarise(self, request: SummaryRequest) -> SummaryResult:
         result = await self.inner.summarise(request)
-        self._write(request, _result_json(result), None)
+        self._write(request, result, None)
         return result
 
 
@@ -135,13 +220,9 @@ class ReplayBackend:
         if header.get("format") != FORMAT or header.get("version") != VERSION:
             raise ValueError(f"{path} is not an OpenProse recording")
         self.dry_run = bool(header.get("dry_run", False))
-        self.recorded: dict[tuple[str, str], dict[str, Any]] = {}
-        for line in lines[1:]:
-            if line.strip():
-                record = json.loads(line)
-                self.recorded[(record["kind"], record["key"])] = record
+        self.recorded = load_records(lines[1:])
 
-    def _answer(self, request: Request) -> dict[str, Any]:
+    def _answer(self, request: Request) -> Any:
         kind, key = exchange_key(request)
         record = self.recorded.get((kind, key))
         if record is None:
@@ -151,31 +232,20 @@ class ReplayBackend:
                 f"replay: the {kind} at step {key} differs from the recording "
                 "(the program or its inputs changed)"
             )
-        if "error" in record:
-            raise BackendError(record["error"])
-        result: dict[str, Any] = record["result"]
-        return result
-
-    @staticmethod
-    def _accounting(data: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "usage": Usage(**data.get("usage", {})),
-            "cost": data.get("cost", 0.0),
-            "session_ref": data.get("session_ref", ""),
-        }
+        return decode(request, record)
 
     async def run_session(self, request: SessionRequest) -> SessionResult:
-        data = self._answer(request)
-        return SessionResult(text=data["text"], **self._accounting(data))
+        result: SessionResult = self._answer(request)
+        return result
 
     async def judge(self, request: ConditionRequest) -> ConditionResult:
-        data = self._answer(request)
-        return ConditionResult(value=bool(data["value"]), **self._accounting(data))
+        result: ConditionResult = self._answer(request)
+        return result
 
     async def choose(self, request: ChoiceRequest) -> ChoiceResult:
-        data = self._answer(request)
-        return ChoiceResult(index=int(data["index"]), **self._accounting(data))
+        result: ChoiceResult = self._answer(request)
+        return result
 
     async def summarise(self, request: SummaryRequest) -> SummaryResult:
-        data = self._answer(request)
-        return SummaryResult(text=data["text"], **self._accounting(data))
+        result: SummaryResult = self._answer(request)
+        return result
