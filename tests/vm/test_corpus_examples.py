@@ -51,7 +51,8 @@ def examples() -> list[Path]:
 
 
 @pytest.mark.parametrize("path", examples(), ids=lambda p: str(p.relative_to(EXAMPLES)))
-def test_example_runs_offline(path: Path, tmp_path: Path) -> None:
+def test_example_runs_offline(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # `persist: user` memory stays here
     name = path.relative_to(EXAMPLES).as_posix()
     text = path.read_text(encoding="utf-8")
     inputs = {n: f"sample {n}" for n, _ in declared_inputs(parse(text))}
