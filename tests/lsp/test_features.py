@@ -360,16 +360,20 @@ async def test_quick_fix_for_an_undefined_agent_and_fix_all(session: Session) ->
 # ---------------------------------------------------------------- lens, commands, robustness
 
 
-async def test_no_run_lens_until_the_vm_exists_and_the_command_explains(session: Session) -> None:
-    uri, _ = await session.open(PROGRAM)
-    lenses = await session.client.text_document_code_lens_async(
-        types.CodeLensParams(text_document=session.doc(uri))
-    )
-    assert list(lenses or []) == []
+async def test_the_run_command_without_a_program_explains_and_does_not_fail(
+    session: Session,
+) -> None:
+    # Running programs is tested in test_run_command.py.
+    shown = len(session.client.messages)
     result = await session.client.workspace_execute_command_async(
-        types.ExecuteCommandParams(command="prose.run", arguments=[uri])
+        types.ExecuteCommandParams(command="prose.run", arguments=[])
     )
     assert result is None
+    for _ in range(100):
+        if len(session.client.messages) > shown:
+            break
+        await asyncio.sleep(0.02)
+    assert "URI" in session.client.messages[-1].message
 
 
 async def test_requests_on_unknown_documents_and_out_of_range_positions(session: Session) -> None:

@@ -16,7 +16,7 @@ import functools
 import logging
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -34,6 +34,7 @@ from openprose.lsp import convert, transport
 from openprose.lsp.documents import Documents, OpenDocument
 from openprose.lsp.positions import encoding_name
 from openprose.lsp.protocol import ProseProtocol, strict_converter
+from openprose.lsp.running import run_in_editor
 from openprose.lsp.settings import Settings
 
 log = logging.getLogger("prose-ls")
@@ -50,9 +51,9 @@ class ProseLanguageServer(LanguageServer):
         set_overlay(self.documents.unsaved)
         self.settings = Settings()
         self.workspace_index: Any = None  # ide.symbols.WorkspaceIndex, built on `initialized`
-        # The seam for running programs: set by the VM once it exists.  While it is None the
-        # "Run program" code lens is not shown, and the command explains why.
-        self.runner: Callable[[str], Any] | None = None
+        # The seam for running programs (lsp/running.py; tests may replace it).  While it is
+        # None the "Run program" code lens is not shown, and the command explains why.
+        self.runner: Callable[[Any, list[Any]], Awaitable[Any]] | None = run_in_editor
 
     # ------------------------------------------------------------ helpers
 
@@ -865,23 +866,29 @@ def code_lens(ls: ProseLanguageServer, params: types.CodeLensParams) -> list[typ
                 title=lens.title, command=lens.command, arguments=list(lens.arguments)
             ),
         )
-        for lens in code_lenses(doc.analysis(), runnable=ls.runner is not None)
+        for lens in code_lenses(
+            doc.analysis(),
+            runnable=ls.runner is not None,
+            diagnostics=doc.analysis().diagnostics_with(ls.settings.config_for(doc.path)),
+            client_runs=ls.settings.client_runs,
+            uri=doc.uri,
+        )
     ]
 
 
 @server.command(RUN_COMMAND)
-def run_program(ls: ProseLanguageServer, arguments: list[Any] | None = None) -> Any:
-    """``prose.run URI``: run a program through the VM (the seam: ``ls.runner``)."""
-    uri = arguments[0] if arguments else None
-    if ls.runner is None or not isinstance(uri, str):
+async def run_program(ls: ProseLanguageServer, *arguments: Any) -> Any:
+    """``prose.run URI [INPUTS]``: run a program through the VM (lsp/running.py), as an
+    asyncio task: other requests are answered meanwhile."""
+    if ls.runner is None:
         ls.window_show_message(
             types.ShowMessageParams(
                 type=types.MessageType.Info,
-                message="Running programs needs the OpenProse VM, which is not available yet.",
+                message="Running programs needs the OpenProse VM, which is not available.",
             )
         )
         return None
-    return ls.runner(uri)
+    return await ls.runner(ls, list(arguments))
 
 
 def _not_a_late_cancel(record: logging.LogRecord) -> bool:

@@ -7,7 +7,11 @@ bool}``), ``debounce`` (milliseconds before diagnostics are recomputed after a c
 ``trace`` (off, messages, verbose: the server's log level), ``large-file-size`` (characters
 above which formatting and code actions answer with nothing; 0: no limit), ``docs-url``
 (the URL of the diagnostics reference each code links into, ``""`` for no links; by
-default docs/diagnostics.md on GitHub at this version's release tag).  A project's own
+default docs/diagnostics.md on GitHub at this version's release tag), ``runCommand``
+(``"client"``: the client runs programs itself, and the Run lenses name its commands,
+``openprose.runProgram``/``openprose.runProgramWithInputs``; ``"server"``, the default:
+``prose.run``), ``run`` (``{"backend": "offline"}``: the backend ``prose.run`` uses; only
+``offline`` so far).  A project's own
 ``prose.toml`` or ``[tool.openprose]`` table takes precedence over the editor's rule settings.
 """
 
@@ -24,6 +28,7 @@ log = logging.getLogger("prose-ls")
 _RULE_KEYS = ("select", "extend-select", "ignore", "severity")
 LARGE_FILE_SIZE = 1_000_000
 _URL_SCHEMES = ("https://", "http://", "file:")
+_RUN_BACKENDS = ("offline",)  # prose.run needs no key; others need a way to configure them
 _TRACE_LEVELS = {"off": logging.WARNING, "messages": logging.INFO, "verbose": logging.DEBUG}
 
 
@@ -35,6 +40,8 @@ class Settings:
         # fixed text): above this many characters they answer with nothing.  0: no limit.
         self.large_file_size = LARGE_FILE_SIZE
         self.docs_url: str | None = None  # None: openprose.reference's, "": no code links
+        self.client_runs = False  # runCommand "client": the lenses name the client's commands
+        self.run_backend = "offline"
         self.client_config: Config | None = None
         self._finder = ConfigFinder()
         # Why the last settings from the editor were rejected, until the user has been told.
@@ -63,6 +70,12 @@ class Settings:
         docs_url = values.get("docs-url")
         if isinstance(docs_url, str) and (docs_url == "" or docs_url.startswith(_URL_SCHEMES)):
             self.docs_url = docs_url
+        run_command = values.get("runCommand")
+        if run_command in ("client", "server"):
+            self.client_runs = run_command == "client"
+        run = values.get("run")
+        if isinstance(run, dict) and run.get("backend") in _RUN_BACKENDS:
+            self.run_backend = run["backend"]
         trace = values.get("trace")
         if isinstance(trace, str) and trace in _TRACE_LEVELS:
             logging.getLogger().setLevel(_TRACE_LEVELS[trace])
