@@ -21,6 +21,7 @@ import {
   resolveInterpreter,
 } from "./interpreter";
 import { bundledLibs, serverLaunch } from "./launch";
+import { RUN_COMMAND_OPTION, RUN_PROGRAM_COMMAND, RUN_WITH_INPUTS_COMMAND, declaredInputs, runLaunch } from "./run";
 import { RESTART_SETTINGS, type ServerSettings, serverArgs, toServerSettings } from "./settings";
 import { type ServerState, statusView } from "./status";
 
@@ -42,6 +43,8 @@ export function activate(context: vscode.ExtensionContext): void {
     server,
     vscode.commands.registerCommand("prose.restartServer", () => server.restart("Restart Server command")),
     vscode.commands.registerCommand("prose.showOutput", () => output.show(true)),
+    vscode.commands.registerCommand(RUN_PROGRAM_COMMAND, (target?: unknown) => runProgram(server, target, false)),
+    vscode.commands.registerCommand(RUN_WITH_INPUTS_COMMAND, (target?: unknown) => runProgram(server, target, true)),
     vscode.workspace.onDidChangeConfiguration((event) => {
       const changed = RESTART_SETTINGS.filter((setting) => event.affectsConfiguration(setting));
       if (changed.length) {
@@ -58,6 +61,64 @@ export function activate(context: vscode.ExtensionContext): void {
 export async function deactivate(): Promise<void> {
   await controller?.stop();
   controller = undefined;
+}
+
+/** Run Program: `prose run FILE` in a terminal (Ctrl-C, colours and output as in a shell). */
+async function runProgram(server: ServerController, target: unknown, askInputs: boolean): Promise<void> {
+  if (!vscode.workspace.isTrusted) {
+    void vscode.window.showWarningMessage("OpenProse: programs do not run in an untrusted workspace.");
+    return;
+  }
+  const uri =
+    target instanceof vscode.Uri
+      ? target
+      : typeof target === "string"
+        ? vscode.Uri.parse(target)
+        : vscode.window.activeTextEditor?.document.uri;
+  if (!uri || uri.scheme !== "file") {
+    void vscode.window.showWarningMessage("OpenProse: save the program to a file to run it.");
+    return;
+  }
+  const document = await vscode.workspace.openTextDocument(uri);
+  if (document.isDirty && !(await document.save())) {
+    return; // `prose run` reads the file: run what the user sees, or nothing
+  }
+  const python = await server.interpreter();
+  if (!python) {
+    void vscode.window.showErrorMessage("OpenProse: no Python 3.11 or later to run the program with.");
+    return;
+  }
+  const inputs: [string, string][] = [];
+  if (askInputs) {
+    for (const input of declaredInputs(document.getText())) {
+      const value = await vscode.window.showInputBox({
+        title: `Run ${uri.path.split("/").pop()}`,
+        prompt: input.description ? `${input.name}: ${input.description}` : input.name,
+        ignoreFocusOut: true,
+      });
+      if (value === undefined) {
+        return; // cancelled
+      }
+      inputs.push([input.name, value]);
+    }
+  }
+  const launch = runLaunch({
+    python,
+    extensionPath: server.extensionPath,
+    file: uri.fsPath,
+    inputs,
+    env: process.env,
+    platform: process.platform,
+  });
+  const terminal = vscode.window.createTerminal({
+    name: launch.name,
+    shellPath: launch.command,
+    shellArgs: launch.args,
+    cwd: launch.cwd,
+    env: launch.env,
+    strictEnv: true,
+  });
+  terminal.show();
 }
 
 /** The Python extension's API, as far as it is used here (it is an optional dependency). */
@@ -89,6 +150,7 @@ class ServerController implements vscode.Disposable {
   private queue: Promise<void> = Promise.resolve();
   private stopping = false;
   private pythonListener: vscode.Disposable | undefined;
+  private python: string | undefined;
 
   constructor(
     private readonly context: vscode.ExtensionContext,
@@ -121,6 +183,15 @@ class ServerController implements vscode.Disposable {
       await this.doStop();
       await this.doStart();
     });
+  }
+
+  get extensionPath(): string {
+    return this.context.extensionPath;
+  }
+
+  /** The interpreter the server runs with (looked for again if the server has none). */
+  async interpreter(): Promise<string | undefined> {
+    return this.python ?? (await this.findInterpreter()).found?.candidate.command;
   }
 
   dispose(): void {
@@ -183,6 +254,7 @@ class ServerController implements vscode.Disposable {
   }
 
   private async doStart(): Promise<void> {
+    this.python = undefined;
     this.show("starting", "Looking for Python");
     const resolution = await this.findInterpreter();
     for (const line of describeRejections(resolution.rejected)) {
@@ -202,6 +274,7 @@ class ServerController implements vscode.Disposable {
       return;
     }
     const { candidate, version } = resolution.found;
+    this.python = candidate.command;
     const settingFailed = resolution.rejected.find((r) => r.candidate.source === "setting");
     if (settingFailed) {
       void vscode.window.showWarningMessage(
@@ -278,7 +351,8 @@ class ServerController implements vscode.Disposable {
       ],
       outputChannel: this.output,
       traceOutputChannel: this.output,
-      initializationOptions: () => currentServerSettings(),
+      // runCommand "client": the Run lenses name this extension's commands (src/run.ts).
+      initializationOptions: () => ({ ...currentServerSettings(), ...RUN_COMMAND_OPTION }),
       synchronize: { configurationSection: "prose" },
       middleware: {
         workspace: {

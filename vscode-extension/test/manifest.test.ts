@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 
+import { RUN_PROGRAM_COMMAND, RUN_WITH_INPUTS_COMMAND } from "../src/run";
 import { RESTART_SETTINGS, serverArgs, toServerSettings } from "../src/settings";
 
 const ROOT = join(__dirname, "..", "..", ".."); // out/test/test -> vscode-extension
@@ -40,8 +41,30 @@ describe("package.json", () => {
 
   it("declares the commands, with prose.run hidden from the palette", () => {
     const commands = manifest.contributes.commands.map((c: { command: string }) => c.command);
-    assert.deepEqual(commands.sort(), ["prose.restartServer", "prose.run", "prose.showOutput"]);
-    assert.deepEqual(manifest.contributes.menus.commandPalette, [{ command: "prose.run", when: "false" }]);
+    assert.deepEqual(commands.sort(), [
+      "prose.restartServer",
+      "prose.run",
+      RUN_PROGRAM_COMMAND,
+      RUN_WITH_INPUTS_COMMAND,
+      "prose.showOutput",
+    ]);
+    assert.deepEqual(manifest.contributes.menus.commandPalette[0], { command: "prose.run", when: "false" });
+  });
+
+  it("never offers Run Program in an untrusted workspace, and puts it in the editor title", () => {
+    for (const command of manifest.contributes.commands) {
+      if (command.command.startsWith("prose.run")) {
+        assert.equal(command.enablement, "isWorkspaceTrusted");
+      }
+    }
+    const menus = [...manifest.contributes.menus.commandPalette, ...manifest.contributes.menus["editor/title/run"]];
+    for (const item of menus.filter((m: { command: string }) => m.command !== "prose.run")) {
+      assert.match(item.when, /isWorkspaceTrusted/);
+    }
+    assert.deepEqual(
+      manifest.contributes.menus["editor/title/run"].map((m: { command: string }) => m.command),
+      [RUN_PROGRAM_COMMAND],
+    );
   });
 
   it("makes this extension the formatter of prose files", () => {

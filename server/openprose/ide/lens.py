@@ -19,8 +19,8 @@ from openprose.ide.types import CodeLens
 from openprose.syntax import tree as t
 
 RUN_COMMAND = "prose.run"
-CLIENT_RUN_COMMAND = "openprose.runProgram"
-CLIENT_RUN_WITH_INPUTS_COMMAND = "openprose.runProgramWithInputs"
+CLIENT_RUN_COMMAND = "prose.runProgram"
+CLIENT_RUN_WITH_INPUTS_COMMAND = "prose.runProgramWithInputs"
 
 
 def declares_inputs(analysis: Analysis) -> bool:

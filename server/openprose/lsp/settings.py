@@ -9,7 +9,7 @@ above which formatting and code actions answer with nothing; 0: no limit), ``doc
 (the URL of the diagnostics reference each code links into, ``""`` for no links; by
 default docs/diagnostics.md on GitHub at this version's release tag), ``runCommand``
 (``"client"``: the client runs programs itself, and the Run lenses name its commands,
-``openprose.runProgram``/``openprose.runProgramWithInputs``; ``"server"``, the default:
+``prose.runProgram``/``prose.runProgramWithInputs``; ``"server"``, the default:
 ``prose.run``), ``run`` (``{"backend": "offline"}``: the backend ``prose.run`` uses; only
 ``offline`` so far).  A project's own
 ``prose.toml`` or ``[tool.openprose]`` table takes precedence over the editor's rule settings.
