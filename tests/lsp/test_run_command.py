@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_lsp
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 Session = Any  # the conftest's Session: a live client plus position helpers
 
@@ -176,3 +180,45 @@ async def test_cancelling_the_progress_stops_the_run(session: Session) -> None:
     assert session.client.progress_reports[token][-1].kind == "end"
     (state,) = runs.glob("*/state.md")
     assert "interrupted" in state.read_text(encoding="utf-8")
+
+
+@pytest_lsp.fixture(
+    scope="module",
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "openprose.lsp"]),
+)
+async def runs_itself(
+    lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[LanguageClient]:
+    """A client that runs programs itself (the VS Code extension's initialization option)."""
+    root = tmp_path_factory.mktemp("client-runs")
+    await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            root_uri=root.as_uri(),
+            initialization_options={"debounce": 20, "runCommand": "client"},
+        )
+    )
+    yield lsp_client
+    await lsp_client.shutdown_session()
+
+
+async def test_a_client_that_runs_programs_gets_lenses_naming_its_commands(
+    runs_itself: LanguageClient, tmp_path: Path
+) -> None:
+    path = tmp_path / "main.prose"
+    path.write_text(WITH_INPUT, encoding="utf-8")
+    runs_itself.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=path.as_uri(), language_id="prose", version=1, text=WITH_INPUT
+            )
+        )
+    )
+    found = await runs_itself.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=path.as_uri()))
+    )
+    commands = [(lens.command.title, lens.command.command) for lens in found or [] if lens.command]
+    assert commands == [
+        ("▶ Run program", "prose.runProgram"),
+        ("Run with inputs…", "prose.runProgramWithInputs"),
+    ]
