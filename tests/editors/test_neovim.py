@@ -197,3 +197,56 @@ def test_indent_expression(run: dict[str, Any]) -> None:
 
 def test_the_server_stops_with_the_editor(run: dict[str, Any]) -> None:
     assert run["clients_stopped"]
+
+
+RUN_DRIVER = """
+vim.opt.runtimepath:append(os.getenv("PROSE_NVIM_RUNTIME"))
+local python = os.getenv("PROSE_PYTHON")
+require("openprose").setup({
+  cmd = { python, "-m", "openprose.lsp" },
+  run_cmd = { python, "-m", "openprose", "run" },
+})
+vim.cmd("edit " .. vim.fn.fnameescape(os.getenv("PROSE_PROGRAM")))
+vim.api.nvim_buf_set_lines(0, -1, -1, false, { 'output farewell = session "Wave goodbye"' })
+vim.cmd("ProseRun --json")
+local job = vim.b.terminal_job_id
+local status = vim.fn.jobwait({ job }, 60000)[1]
+vim.wait(200)
+local lines = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+local out = io.open(os.getenv("PROSE_OUT"), "w")
+out:write(vim.fn.json_encode({ status = status, lines = lines }))
+out:close()
+vim.cmd("qall!")
+"""
+
+
+def test_prose_run_runs_the_saved_program_in_a_terminal(tmp_path: Path) -> None:
+    nvim = editor("nvim", "neovim")
+    folder = tmp_path / "flows"
+    folder.mkdir()
+    program = folder / "hello.prose"
+    program.write_text('output greeting = session "Say hello"\n', encoding="utf-8")
+    driver = tmp_path / "run.lua"
+    driver.write_text(RUN_DRIVER, encoding="utf-8")
+    out = tmp_path / "result.json"
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path / "home"),
+        "PYTHONUSERBASE": site.getuserbase(),
+        "PYTHONPATH": os.pathsep.join(
+            p for p in (str(ROOT / "server"), os.environ.get("PYTHONPATH", "")) if p
+        ),
+        "PROSE_OUT": str(out),
+        "PROSE_NVIM_RUNTIME": str(RUNTIME),
+        "PROSE_PYTHON": sys.executable,
+        "PROSE_PROGRAM": str(program),
+    }
+    completed = run_editor([nvim, "--headless", "--clean", "-u", str(driver)], env, tmp_path)
+    assert out.exists(), f"{completed.stdout}\n{completed.stderr}"
+    result = json.loads(out.read_text(encoding="utf-8"))
+    assert result["status"] == 0, result["lines"]
+    screen = "".join(result["lines"])  # the terminal wraps long lines
+    assert '"status": "success"' in screen
+    assert "Wave goodbye" in screen  # the unsaved line was saved before the run
+    assert "Wave goodbye" in program.read_text(encoding="utf-8")
+    assert any((folder / ".prose" / "runs").glob("*/state.md"))

@@ -31,6 +31,8 @@ M.defaults = {
   capabilities = nil,
   -- Registered with vim.lsp.config on 0.11+ (false: the autocmd path everywhere).
   use_lsp_config = true,
+  -- :ProseRun runs this with the program's path and the command's arguments appended.
+  run_cmd = { "prose", "run" },
 }
 
 M.options = nil
@@ -177,12 +179,43 @@ local function start(bufnr)
   end
 end
 
+--- Runs a buffer's program (`run_cmd FILE ARGS...`) in a terminal split, in the program's
+--- folder (its runs go to `.prose/runs` there), after saving it: `prose run` reads the file.
+--- Returns the terminal's buffer and job id, or nil when the buffer has no file.
+function M.run(bufnr, extra_args)
+  if bufnr == nil or bufnr == 0 then
+    bufnr = vim.api.nvim_get_current_buf()
+  end
+  local opts = M.options or M.defaults
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  if name == "" then
+    vim.notify("ProseRun: save the program to a file first", vim.log.levels.WARN)
+    return nil
+  end
+  if vim.bo[bufnr].modified then
+    vim.api.nvim_buf_call(bufnr, function()
+      vim.cmd("silent write")
+    end)
+  end
+  local file = vim.fn.fnamemodify(name, ":p")
+  local cmd = vim.list_extend(vim.list_extend({}, opts.run_cmd), { file })
+  vim.list_extend(cmd, extra_args or {})
+  vim.cmd("botright new")
+  local job = vim.fn.termopen(cmd, { cwd = vim.fn.fnamemodify(file, ":h") })
+  return vim.api.nvim_get_current_buf(), job
+end
+
 --- Configures and enables the server for `prose` buffers. Safe to call again (options are
 --- replaced).
 function M.setup(user_opts)
   -- Shallow: a list given by the user (cmd, root_markers) replaces the default whole.
   M.options = vim.tbl_extend("force", {}, M.defaults, user_opts or {})
   local opts = M.options
+
+  -- :ProseRun [--input name=value ...]: the current buffer's program in a terminal.
+  vim.api.nvim_create_user_command("ProseRun", function(command)
+    M.run(0, command.fargs)
+  end, { nargs = "*", desc = "Run the current OpenProse program (prose run)" })
 
   -- Detection for *.prose even where ftdetect/ is not on 'runtimepath' yet (lazy loading).
   if vim.filetype and vim.filetype.add and has("nvim-0.8") then
