@@ -71,6 +71,11 @@ The nearest directory holding one becomes the project root (for `project.el',
 and so the workspace eglot gives the server)."
   :type '(repeat string))
 
+(defcustom prose-run-command '("prose" "run")
+  "How `prose-run' runs a program: a program and its arguments, before the file.
+For example (\"python3\" \"-m\" \"openprose\" \"run\")."
+  :type '(repeat string))
+
 (defgroup prose-faces nil
   "Faces of `prose-mode'."
   :group 'prose)
@@ -388,10 +393,34 @@ session goes one level in.  Other lines are left as they are."
       (add-hook 'before-save-hook #'prose--format-before-save nil t)
     (remove-hook 'before-save-hook #'prose--format-before-save t)))
 
+;;;; Running programs
+
+(defun prose-run (&optional arguments)
+  "Run the current program with `prose run' in a compilation buffer.
+The buffer is saved first (`prose run' reads the file); the run starts in the
+program's directory, so its run directory goes to .prose/runs there.  With a
+prefix argument, read extra ARGUMENTS first (for example --input topic=tides).
+The buffer is interactive (comint): inputs are asked there, and \\[comint-interrupt-subjob]
+interrupts the run."
+  (interactive
+   (list (when current-prefix-arg
+           (split-string-and-unquote (read-string "prose run arguments: ")))))
+  (unless buffer-file-name
+    (user-error "Save the program to a file first"))
+  (when (buffer-modified-p)
+    (save-buffer))
+  (let* ((file (expand-file-name buffer-file-name))
+         (default-directory (file-name-directory file))
+         (command (mapconcat #'shell-quote-argument
+                             (append prose-run-command (list file) arguments)
+                             " ")))
+    (compilation-start command t (lambda (_mode) "*prose run*"))))
+
 ;;;; The mode
 
 (defvar prose-mode-map
   (let ((map (make-sparse-keymap)))
+    (define-key map (kbd "C-c C-c") #'prose-run)
     map)
   "Keymap of `prose-mode'.")
 

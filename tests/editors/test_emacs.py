@@ -207,3 +207,54 @@ def test_indentation(run: dict[str, Any]) -> None:
 
 def test_the_server_stops_with_the_editor(run: dict[str, Any]) -> None:
     assert step(run, "shutdown") is None
+
+
+RUN_DRIVER = r"""
+(add-to-list 'load-path (getenv "PROSE_LISP"))
+(require 'prose-mode)
+(require 'json)
+(setq prose-run-command (list (getenv "PROSE_PYTHON") "-m" "openprose" "run"))
+(find-file (getenv "PROSE_PROGRAM"))
+(goto-char (point-max))
+(insert "output farewell = session \"Wave goodbye\"\n")
+(let ((finished nil))
+  (add-hook 'compilation-finish-functions (lambda (_buffer status) (setq finished status)))
+  (prose-run '("--json"))
+  (with-timeout (60 (setq finished "timeout"))
+    (while (not finished) (accept-process-output nil 0.1)))
+  (with-temp-file (getenv "PROSE_OUT")
+    (insert (json-encode
+             (list (cons 'status finished)
+                   (cons 'output (with-current-buffer "*prose run*" (buffer-string))))))))
+"""
+
+
+def test_prose_run_runs_the_saved_program_in_a_compilation_buffer(tmp_path: Path) -> None:
+    emacs = editor("emacs", "emacs-nox")
+    folder = tmp_path / "flows"
+    folder.mkdir()
+    program = folder / "hello.prose"
+    program.write_text('output greeting = session "Say hello"\n', encoding="utf-8")
+    driver = tmp_path / "run.el"
+    driver.write_text(RUN_DRIVER, encoding="utf-8")
+    out = tmp_path / "result.json"
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path / "home"),
+        "PYTHONUSERBASE": site.getuserbase(),
+        "PYTHONPATH": os.pathsep.join(
+            p for p in (str(ROOT / "server"), os.environ.get("PYTHONPATH", "")) if p
+        ),
+        "PROSE_OUT": str(out),
+        "PROSE_LISP": str(LISP),
+        "PROSE_PYTHON": sys.executable,
+        "PROSE_PROGRAM": str(program),
+    }
+    completed = run_editor([emacs, "--batch", "-Q", "-l", str(driver)], env, tmp_path)
+    assert out.exists(), f"{completed.stdout}\n{completed.stderr}"
+    result = json.loads(out.read_text(encoding="utf-8"))
+    assert result["status"].startswith("finished"), result
+    assert '"status": "success"' in result["output"]
+    assert "Wave goodbye" in result["output"]  # the unsaved line was saved before the run
+    assert "Wave goodbye" in program.read_text(encoding="utf-8")
+    assert any((folder / ".prose" / "runs").glob("*/state.md"))
