@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -150,6 +151,7 @@ class _Progress:
         self.cancelled: Any = None  # pygls cancels this future on window/workDoneProgress/cancel
         window = ls.client_capabilities.window if ls.client_capabilities else None
         self.enabled = bool(window and window.work_done_progress)
+        self.last_report = 0.0
 
     async def start(self) -> None:
         if not self.enabled:
@@ -165,7 +167,10 @@ class _Progress:
         self.cancelled = self.ls.work_done_progress.tokens.get(self.token)
 
     def report(self, message: str) -> None:
-        if self.enabled:
+        # At most ten a second: a loop of quick statements would flood the client otherwise.
+        now = time.monotonic()
+        if self.enabled and now - self.last_report >= 0.1:
+            self.last_report = now
             self.ls.work_done_progress.report(
                 self.token, types.WorkDoneProgressReport(message=message)
             )
