@@ -88,6 +88,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "stops the run, naming the step",
     )
     parser.add_argument(
+        "--backend",
+        choices=("offline", "replay", "anthropic", "openai"),
+        default="offline",
+        help="who answers the model exchanges (default offline; replay needs --replay FILE; "
+        "anthropic and openai need a key, docs/run.md)",
+    )
+    parser.add_argument(
+        "--model-map",
+        action="append",
+        default=[],
+        metavar="ALIAS=MODEL_ID",
+        help="map a model alias (sonnet, opus, haiku) to a provider model id (repeatable)",
+    )
+    parser.add_argument(
         "--concurrency",
         type=int,
         default=8,
@@ -166,6 +180,11 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         except (OSError, ValueError) as error:
             raise UsageError(f"cannot replay {args.replay}: {error}") from None
         print(f"prose: replaying {args.replay}: no model is called", file=stderr)
+    elif args.backend == "replay":
+        raise UsageError("--backend replay needs --replay FILE")
+    elif args.backend != "offline":
+        backend = _real_backend(args)
+        print(f"prose: running on the {args.backend} backend", file=stderr)
     else:
         backend = OfflineBackend(rounds=args.offline_rounds)
         print("prose: dry run on the offline backend: no model is called", file=stderr)
@@ -207,6 +226,20 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     except OSError as error:
         raise UsageError(f"cannot write the run directory: {error}") from None
     return _report(result, args.json, stdout, stderr)
+
+
+def _real_backend(args: argparse.Namespace) -> Any:
+    import os
+
+    from openprose.vm.backends.providers import MissingKey, create_backend, parse_model_map
+
+    try:
+        model_map = parse_model_map(args.model_map)
+        return create_backend(
+            args.backend, environ=os.environ, project_root=Path.cwd(), model_map=model_map
+        )
+    except (MissingKey, ValueError) as error:
+        raise UsageError(str(error)) from None
 
 
 def _resumed_run(args: argparse.Namespace, text: str) -> Any:

@@ -350,6 +350,10 @@ class Interpreter:
             if not failure.statement:
                 failure.statement = headline(node)  # the innermost statement that failed
             raise
+        except BackendError as failure:
+            # A condition, choice or summary the backend could not answer: a failure of this
+            # statement, as a failed session is, so that `try` and `on-fail` handle it.
+            raise ProseError(str(failure), headline(node), "session") from None
         return result
 
     async def nothing(self, node: Any, ctx: Ctx) -> Value:
