@@ -171,7 +171,7 @@ async def test_cancelling_the_progress_stops_the_run(session: Session) -> None:
     runs = path.parent / ".prose" / "runs"
     request = asyncio.ensure_future(execute(session, uri))
     await until(lambda: any(runs.glob("*/state.md")) and bool(running(session)))
-    (token,) = running(session)
+    token = running(session)[-1]  # the newest run
     session.client.protocol.notify(
         types.WINDOW_WORK_DONE_PROGRESS_CANCEL, types.WorkDoneProgressCancelParams(token=token)
     )
