@@ -7,6 +7,7 @@ The format follows ruff's rule selection, kept small (README, "Configuration")::
     extend-select = ["I001"]       # added to select
     ignore = ["W015", "W03"]       # codes or prefixes to leave out
     severity = { W005 = "error", E044 = "warning" }
+    run = { model-map = { sonnet = "llama3.1" } }   # prose run: model aliases (docs/run.md)
 
 A prefix is a code's leading characters (``W``, ``W0``, ``E04``). For each code the most
 specific selector decides (an exact code beats ``E04``, which beats ``E``; on a tie ``ignore``
@@ -45,7 +46,8 @@ SYNTAX_CODES: frozenset[str] = frozenset(
     + ["E054"]
 )
 
-KEYS = ("select", "extend-select", "ignore", "severity")
+KEYS = ("select", "extend-select", "ignore", "severity", "run")
+RUN_KEYS = ("model-map",)
 SEVERITIES = {s.label: s for s in sorted(Severity)}  # error, warning, information, hint
 
 _SELECTOR = re.compile(r"[A-Z][0-9]{0,3}")
@@ -103,6 +105,7 @@ class Config:
     path: str | None = None  # the file it came from; None: defaults
     selections: tuple[RuleSelection, ...] = ()
     severity: Mapping[str, Severity] = dataclasses.field(default_factory=dict)
+    model_map: Mapping[str, str] = dataclasses.field(default_factory=dict)  # for prose run
     enabled: frozenset[str] = dataclasses.field(init=False)
     severities: Mapping[str, Severity] = dataclasses.field(init=False)
 
@@ -115,7 +118,7 @@ class Config:
 
     def with_selection(self, selection: RuleSelection) -> Config:
         """This configuration with one more selection source applied after the others."""
-        return Config(self.path, (*self.selections, selection), self.severity)
+        return Config(self.path, (*self.selections, selection), self.severity, self.model_map)
 
     def apply(self, diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
         """Drop the diagnostics of codes not enabled; override severities."""
@@ -205,7 +208,22 @@ def config_from_table(source: str, table: Mapping[str, Any]) -> Config:
         ignore=tuple(parse_selectors(source, "ignore", table.get("ignore", []), ignoring=True)),
     )
     severity = _parse_severity(source, table.get("severity", {}))
-    return Config(source, (selection,), severity)
+    return Config(source, (selection,), severity, _parse_model_map(source, table.get("run", {})))
+
+
+def _parse_model_map(source: str, run: object) -> dict[str, str]:
+    """``run.model-map``: model aliases for ``prose run``, each a non-empty model id."""
+    if not isinstance(run, dict):
+        raise ConfigError(source, "`run` must be a table")
+    unknown = [k for k in run if k not in RUN_KEYS]
+    if unknown:
+        raise ConfigError(source, f"unknown key run.{unknown[0]} (known: {', '.join(RUN_KEYS)})")
+    mapping = run.get("model-map", {})
+    if not isinstance(mapping, dict) or not all(
+        isinstance(model, str) and model.strip() for model in mapping.values()
+    ):
+        raise ConfigError(source, "`run.model-map` must map aliases to model ids (strings)")
+    return {str(alias): model.strip() for alias, model in mapping.items()}
 
 
 # --------------------------------------------------------------------------- files

@@ -183,7 +183,7 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     elif args.backend == "replay":
         raise UsageError("--backend replay needs --replay FILE")
     elif args.backend != "offline":
-        backend = _real_backend(args)
+        backend = _real_backend(args, dict(config.model_map) if config else {})
         print(f"prose: running on the {args.backend} backend", file=stderr)
     else:
         backend = OfflineBackend(rounds=args.offline_rounds)
@@ -228,13 +228,14 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     return _report(result, args.json, stdout, stderr)
 
 
-def _real_backend(args: argparse.Namespace) -> Any:
+def _real_backend(args: argparse.Namespace, configured: dict[str, str]) -> Any:
     import os
 
     from openprose.vm.backends.providers import MissingKey, create_backend, parse_model_map
 
     try:
-        model_map = parse_model_map(args.model_map)
+        # --model-map wins over [tool.openprose.run] model-map.
+        model_map = {**configured, **parse_model_map(args.model_map)}
         return create_backend(
             args.backend, environ=os.environ, project_root=Path.cwd(), model_map=model_map
         )

@@ -96,3 +96,27 @@ def test_a_server_error_fails_the_run_naming_the_step(fake: FakeProvider, tmp_pa
     )
     assert done.returncode == 1, done.stderr
     assert "HTTP 500" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_model_map_of_pyproject_and_the_command_line_wins(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.openprose.run]\nmodel-map = { haiku = "from-config", sonnet = "also-config" }\n',
+        encoding="utf-8",
+    )
+    (tmp_path / "prog.prose").write_text(PROGRAM, encoding="utf-8")
+    fake.script(openai_stream(["notes"]), openai_completion("false"), openai_stream(["unused"]))
+    done = prose(
+        tmp_path,
+        "prog.prose",
+        "--backend",
+        "openai",
+        "--model-map",
+        "sonnet=from-flag",
+        OPENAI_API_KEY="test-key",
+        OPENAI_BASE_URL=fake.url + "/v1",
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""  # the condition was false: no output
+    assert [request.body["model"] for request in fake.requests] == ["from-config", "from-flag"]
