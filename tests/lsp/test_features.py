@@ -363,7 +363,7 @@ async def test_quick_fix_for_an_undefined_agent_and_fix_all(session: Session) ->
 async def test_the_run_command_without_a_program_explains_and_does_not_fail(
     session: Session,
 ) -> None:
-    # Running programs is tested in test_run_command.py.
+    # Running programs is tested in test_run_program.py.
     shown = len(session.client.messages)
     result = await session.client.workspace_execute_command_async(
         types.ExecuteCommandParams(command="prose.run", arguments=[])
