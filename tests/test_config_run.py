@@ -26,3 +26,13 @@ def test_model_map_is_read_and_kept_through_command_line_selections() -> None:
 def test_a_malformed_run_table_is_a_config_error(run: object, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         config_from_table("prose.toml", {"run": run})
+
+
+def test_allow_remote_is_a_boolean_kept_through_command_line_selections() -> None:
+    from openprose.config import RuleSelection
+
+    config = config_from_table("prose.toml", {"run": {"allow-remote": True}})
+    assert config.with_selection(RuleSelection(ignore=("W",))).allow_remote is True
+    assert config_from_table("prose.toml", {}).allow_remote is False
+    with pytest.raises(ConfigError, match="allow-remote` must be true or false"):
+        config_from_table("prose.toml", {"run": {"allow-remote": "yes"}})

@@ -47,7 +47,7 @@ SYNTAX_CODES: frozenset[str] = frozenset(
 )
 
 KEYS = ("select", "extend-select", "ignore", "severity", "run")
-RUN_KEYS = ("model-map",)
+RUN_KEYS = ("model-map", "allow-remote")
 SEVERITIES = {s.label: s for s in sorted(Severity)}  # error, warning, information, hint
 
 _SELECTOR = re.compile(r"[A-Z][0-9]{0,3}")
@@ -106,6 +106,7 @@ class Config:
     selections: tuple[RuleSelection, ...] = ()
     severity: Mapping[str, Severity] = dataclasses.field(default_factory=dict)
     model_map: Mapping[str, str] = dataclasses.field(default_factory=dict)  # for prose run
+    allow_remote: bool = False  # prose run: fetch https:// and handle/slug programs
     enabled: frozenset[str] = dataclasses.field(init=False)
     severities: Mapping[str, Severity] = dataclasses.field(init=False)
 
@@ -118,7 +119,13 @@ class Config:
 
     def with_selection(self, selection: RuleSelection) -> Config:
         """This configuration with one more selection source applied after the others."""
-        return Config(self.path, (*self.selections, selection), self.severity, self.model_map)
+        return Config(
+            self.path,
+            (*self.selections, selection),
+            self.severity,
+            self.model_map,
+            self.allow_remote,
+        )
 
     def apply(self, diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
         """Drop the diagnostics of codes not enabled; override severities."""
@@ -208,7 +215,12 @@ def config_from_table(source: str, table: Mapping[str, Any]) -> Config:
         ignore=tuple(parse_selectors(source, "ignore", table.get("ignore", []), ignoring=True)),
     )
     severity = _parse_severity(source, table.get("severity", {}))
-    return Config(source, (selection,), severity, _parse_model_map(source, table.get("run", {})))
+    run = table.get("run", {})
+    model_map = _parse_model_map(source, run)
+    allow_remote = run.get("allow-remote", False)
+    if not isinstance(allow_remote, bool):
+        raise ConfigError(source, "`run.allow-remote` must be true or false")
+    return Config(source, (selection,), severity, model_map, allow_remote)
 
 
 def _parse_model_map(source: str, run: object) -> dict[str, str]:

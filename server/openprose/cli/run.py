@@ -19,7 +19,16 @@ EXIT_INTERRUPTED = 130
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("path", metavar="FILE", help="the program to run")
+    parser.add_argument(
+        "path",
+        metavar="FILE|URL|HANDLE/SLUG",
+        help="the program to run: a file, an https:// URL or a registry handle/slug",
+    )
+    parser.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow fetching programs over https (a URL, handle/slug, or a remote `use`)",
+    )
     parser.add_argument(
         "--input",
         dest="inputs",
@@ -89,10 +98,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--backend",
-        choices=("offline", "replay", "anthropic", "openai"),
+        choices=("offline", "replay", "anthropic", "openai", "claude-code"),
         default="offline",
         help="who answers the model exchanges (default offline; replay needs --replay FILE; "
-        "anthropic and openai need a key, docs/run.md)",
+        "anthropic, openai and claude-code need a key, docs/run.md)",
     )
     parser.add_argument(
         "--model-map",
@@ -148,25 +157,45 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         raise UsageError("--max-sessions must be 0 or more")
     if args.max_cost is not None and args.max_cost < 0:
         raise UsageError("--max-cost must be 0 or more")
-    sources, missing = discover([args.path])
-    if missing or len(sources) != 1 or sources[0].fs_path is None:
-        raise UsageError(str(missing[0]) if missing else f"{args.path} is not one program file")
-    source = sources[0]
-    program = Path(str(source.fs_path))
-    try:
-        text = read_source(source, args.max_file_size)
-        config = ConfigFinder().for_path(source.fs_path)
-    except (SourceError, ConfigError) as error:
-        raise UsageError(str(error)) from None
-    diagnostics = (
-        check_text(text, source.fs_path, config) if config else check_text(text, source.fs_path)
-    )
+    from openprose.vm.remote import RemoteError, is_remote_target
+
+    fetched = None
+    if is_remote_target(args.path):
+        try:
+            config = ConfigFinder().for_directory(str(Path.cwd()))
+        except ConfigError as error:
+            raise UsageError(str(error)) from None
+        loader = _remote_loader(args, config)
+        try:
+            fetched = loader.load(args.path)
+        except RemoteError as error:
+            raise UsageError(str(error)) from None
+        text, display_path = fetched.text, fetched.url
+        # Only a name: a fetched program has no directory and imports no local file.
+        program = Path.cwd() / f"{fetched.location.slug}.prose"
+        diagnostics = check_text(text, None, config) if config else check_text(text)
+    else:
+        sources, missing = discover([args.path])
+        if missing or len(sources) != 1 or sources[0].fs_path is None:
+            raise UsageError(str(missing[0]) if missing else f"{args.path} is not one program file")
+        source = sources[0]
+        program = Path(str(source.fs_path))
+        display_path = source.display_path
+        try:
+            text = read_source(source, args.max_file_size)
+            config = ConfigFinder().for_path(source.fs_path)
+        except (SourceError, ConfigError) as error:
+            raise UsageError(str(error)) from None
+        diagnostics = (
+            check_text(text, source.fs_path, config) if config else check_text(text, source.fs_path)
+        )
+        loader = _remote_loader(args, config, required=False)
     errors = [d for d in diagnostics if d.is_error]
     if errors:
         style = Style(colour=wants_colour("auto", stderr))
         lines = source_lines(text)
         for diagnostic in diagnostics:
-            print(format_human(source.display_path, diagnostic, lines, style), file=stderr)
+            print(format_human(display_path, diagnostic, lines, style), file=stderr)
         print(format_summary(Counter(d.severity for d in diagnostics), 1, 1), file=stderr)
         return EXIT_FAILED
 
@@ -216,6 +245,8 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                 checked=(text, module),
                 confirm=None if args.yes or not sys.stdin.isatty() else _asker(stderr),
                 resume=resume,
+                remote=loader,
+                fetched=fetched,
             )
         )
     except MissingInput as missing_input:  # pragma: no cover - inputs are gathered above
@@ -226,6 +257,23 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     except OSError as error:
         raise UsageError(f"cannot write the run directory: {error}") from None
     return _report(result, args.json, stdout, stderr)
+
+
+def _remote_loader(args: argparse.Namespace, config: Any, *, required: bool = True) -> Any:
+    """The run's fetcher when remote programs are allowed; None (or a usage error when the
+    target itself is remote) otherwise."""
+    import os
+
+    from openprose.vm.remote import RemoteLoader
+
+    if args.allow_remote or (config is not None and config.allow_remote):
+        return RemoteLoader(os.environ)
+    if required:
+        raise UsageError(
+            f"{args.path} is a remote program: run it with --allow-remote "
+            "(or allow-remote = true in the run configuration)"
+        )
+    return None
 
 
 def _real_backend(args: argparse.Namespace, configured: dict[str, str]) -> Any:

@@ -29,7 +29,9 @@ from openprose.vm.backends.base import (
 )
 from openprose.vm.memory import AgentMemories
 from openprose.vm.operators import binary, compare, truth
-from openprose.vm.rundir import RunDirectory
+from openprose.vm.permissions import permissions_text
+from openprose.vm.remote import RemoteError, RemoteLoader, is_remote
+from openprose.vm.rundir import RunDirectory, write_atomic
 from openprose.vm.scope import Frame, Scope
 from openprose.vm.values import (
     ProseError,
@@ -182,6 +184,8 @@ class Interpreter:
         budget: Budget | None = None,
         confirm: Confirm | None = None,
         project_root: Path | None = None,
+        remote: RemoteLoader | None = None,
+        fetched: bool = False,
     ) -> None:
         self.module = module
         self.backend = backend
@@ -210,6 +214,8 @@ class Interpreter:
         self._execution_ids = 0
         self._anonymous = 0
         self._imports_run = 0
+        self.remote = remote  # None: remote programs are refused
+        self.fetched = fetched  # this program came from the network
         self.memories = AgentMemories(
             run_dir.path if run_dir is not None else None,
             project_root if project_root is not None else _project_root(program_path),
@@ -546,7 +552,7 @@ class Interpreter:
         retries = to_count(await self.expression(own["retry"].value, ctx)) if "retry" in own else 0
         backoff = (await self.property_text(own["backoff"], ctx)) if "backoff" in own else "none"
         extra = tuple(
-            (name, source_of(prop.value) if prop.value is not None else "")
+            (name, _property_source(name, prop))
             for name, prop in merged.items()
             if name not in ("prompt", "model", "context", "retry", "backoff")
         )
@@ -808,31 +814,53 @@ class Interpreter:
         source = self.imports.get(name)
         if source is None:
             raise ProseError(f"{name!r} is not an imported program", headline(node))
-        if self.load_program is None or not source.startswith((".", "/", "~")):
-            raise ProseError(f"cannot run {source!r}: only local programs run", headline(node))
+        remote = is_remote(source)
+        if remote and self.remote is None:
+            raise ProseError(
+                f"cannot run {source!r}: remote programs need --allow-remote "
+                "(or allow-remote = true in the run configuration)",
+                headline(node),
+            )
+        if not remote and (self.load_program is None or self.fetched):
+            # A fetched program naming a local path would read the user's files.
+            why = "a remote program imports only remote ones" if self.fetched else "no loader"
+            raise ProseError(f"cannot run {source!r}: {why}", headline(node))
         arguments = node.arguments
         inputs = {}
         for kw in arguments.keyword_arguments() if arguments else []:
             inputs[kw.name.value] = await self.expression(kw.value, ctx)
         if self.import_depth >= self.options.max_depth:
             raise ProseError("programs call each other too deeply", headline(node), "depth")
-        path = self.resolve_import(source)
         self.emit(ctx, ev.Import, source=source, alias=name)
-        text, module = self.load_program(path)
         run_dir = None
-        if self.run_dir is not None:
-            slug = f"local--{path.stem}"
-            run_dir = RunDirectory.create(
-                self.run_dir.path / "imports",
-                text,
-                path.name,
-                run_id=f"{slug}-{self._next_import()}",
-            )
+        path: Path | None
+        if remote:
+            assert self.remote is not None
+            try:
+                fetched, module = await asyncio.to_thread(self.remote.program, source)
+            except RemoteError as error:
+                raise ProseError(str(error), headline(node), "program") from None
+            text, path, program_name = fetched.text, None, f"{fetched.location.slug}.prose"
+            if self.run_dir is not None:
+                run_dir = _import_dir(self.run_dir, fetched.location.dirname, text, program_name)
+                write_atomic(run_dir.path / "source.json", fetched.source_json())
+        else:
+            assert self.load_program is not None
+            path = self.resolve_import(source)
+            text, module = self.load_program(path)
+            program_name = path.name
+            if self.run_dir is not None:
+                run_dir = RunDirectory.create(
+                    self.run_dir.path / "imports",
+                    text,
+                    path.name,
+                    run_id=f"local--{path.stem}-{self._next_import()}",
+                )
         callee = Interpreter(
             module,
             self.backend,
             program_path=path,
-            program_name=path.name,
+            program_name=program_name,
             run_dir=run_dir,
             options=self.options,
             sinks=[_shifted(sink, ctx.level + 1) for sink in self.external_sinks],
@@ -842,6 +870,9 @@ class Interpreter:
             key_prefix=f"{ctx.key}/{name}:",
             budget=self.budget,
             confirm=self.confirm,
+            project_root=self.memories.project_root if remote else None,
+            remote=self.remote,
+            fetched=remote or self.fetched,
         )
         try:
             result = await callee.run(inputs)
@@ -1251,6 +1282,14 @@ def _project_root(program: Path | None) -> Path | None:
     return project_root_of(program.resolve())
 
 
+def _property_source(name: str, prop: t.Property) -> str:
+    """A property as the backend sees it; a ``permissions:`` block as JSON (its lines have
+    no single value)."""
+    if name == "permissions":
+        return permissions_text(prop)
+    return source_of(prop.value) if prop.value is not None else ""
+
+
 def _persistence(properties: dict[str, t.Property]) -> str | None:
     """``true``, ``project``, ``user`` or a path; None for an agent without memory."""
     prop = properties.get("persist")
@@ -1343,3 +1382,17 @@ _EXPRESSIONS: dict[type, Callable[[Interpreter, Any, Ctx], Awaitable[Value]]] = 
     t.ForEach: Interpreter.for_each,
     t.Loop: Interpreter.loop,
 }
+
+
+def _import_dir(parent: RunDirectory, name: str, text: str, program_name: str) -> RunDirectory:
+    """``imports/{handle}--{slug}/`` for a remote program; its second call in the same run
+    gets ``{handle}--{slug}-2`` and so on."""
+    root = parent.path / "imports"
+    for n in range(1, 10_000):
+        try:
+            return RunDirectory.create(
+                root, text, program_name, run_id=name if n == 1 else f"{name}-{n}"
+            )
+        except FileExistsError:
+            continue
+    raise FileExistsError(root / name)  # pragma: no cover - ten thousand calls of one program

@@ -11,7 +11,7 @@ from typing import Any
 from openprose.checking import check_text
 from openprose.files import read_text
 from openprose.syntax import parse
-from openprose.vm.backends.base import Backend
+from openprose.vm.backends.base import Backend, bind_run
 from openprose.vm.backends.offline import OfflineBackend
 from openprose.vm.backends.replay import JournalBackend, load_records
 from openprose.vm.interpreter import (
@@ -22,6 +22,7 @@ from openprose.vm.interpreter import (
     Options,
     RunResult,
 )
+from openprose.vm.remote import Fetched, RemoteLoader
 from openprose.vm.rundir import RunDirectory, iso, write_atomic
 from openprose.vm.values import ProseError, Value
 
@@ -74,6 +75,8 @@ async def run_file(
     confirm: Confirm | None = None,
     project_root: Path | None = None,
     resume: RunDirectory | None = None,
+    remote: RemoteLoader | None = None,
+    fetched: Fetched | None = None,
 ) -> RunResult:
     """Check and run ``path``; its run directory goes under ``runs_root`` (None: none).
     ``project_root`` is where project-scoped agent memory lives (default: the nearest
@@ -81,7 +84,11 @@ async def run_file(
 
     ``resume`` continues an earlier run in its own directory, with its own inputs: every
     model exchange of a run is journaled, and the steps the earlier run took are answered
-    from the journal (no model call) until the run reaches a step it never took."""
+    from the journal (no model call) until the run reaches a step it never took.
+
+    ``remote`` fetches the remote programs the run imports (None: they are refused);
+    ``fetched`` is given when ``path`` itself came from the network (``path`` then only
+    names it): its source and sha256 go to ``source.json`` in the run directory."""
     text, module = checked if checked is not None else load_checked(path)
     model: Backend = backend or OfflineBackend()
     run_dir = resume
@@ -93,12 +100,15 @@ async def run_file(
     elif runs_root is not None:
         run_dir = RunDirectory.create(runs_root, text, path.name)
         write_atomic(run_dir.path / "inputs.json", json.dumps(dict(inputs or {})) + "\n")
+        if fetched is not None:
+            write_atomic(run_dir.path / "source.json", fetched.source_json())
     if run_dir is not None:
+        bind_run(model, run_dir.run_id)
         model = JournalBackend(model, run_dir.append_journal, journal)
     interpreter = Interpreter(
         module,
         model,
-        program_path=path,
+        program_path=None if fetched is not None else path,
         program_name=path.name,
         run_dir=run_dir,
         sinks=sinks,
@@ -107,6 +117,8 @@ async def run_file(
         load_program=load_import,
         confirm=confirm,
         project_root=project_root,
+        remote=remote,
+        fetched=fetched is not None,
     )
     return await interpreter.run(inputs)
 
