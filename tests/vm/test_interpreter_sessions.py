@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -182,3 +183,21 @@ def test_a_failure_names_the_innermost_statement(run_prose: Any) -> None:
     assert run.result.status == "error"
     assert run.result.error == "no attribute 'a'"
     assert run.result.failed_statement == "let { a } = text"
+
+
+def test_a_permissions_block_reaches_the_backend_as_json(run_prose: Any) -> None:
+    run = run_prose(
+        """\
+        agent writer:
+          prompt: "You write"
+          permissions:
+            write: ["notes/"]
+            bash: deny
+
+        session: writer
+          prompt: "Write"
+        """
+    )
+    [request] = run.backend.sessions
+    properties = dict(request.properties)
+    assert json.loads(properties["permissions"]) == {"bash": "deny", "write": ["notes/"]}

@@ -14,7 +14,11 @@ VM = Path(openprose.vm.__file__).parent
 ALLOWED = ("openprose.syntax", "openprose.analysis", "openprose.checking", "openprose.files",
            "openprose.config", "openprose.vm")  # fmt: skip
 # A real backend's module, and only it, imports its model SDK.
-LAZY_SDKS = {"anthropic_backend.py": "anthropic", "openai_backend.py": "openai"}
+LAZY_SDKS = {
+    "anthropic_backend.py": "anthropic",
+    "openai_backend.py": "openai",
+    "claude_code_backend.py": "claude_agent_sdk",
+}
 
 
 def imported_modules(path: Path) -> set[str]:

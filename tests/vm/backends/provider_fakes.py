@@ -236,3 +236,42 @@ def openai_stream(
     events.append((None, chunk([], _openai_usage(prompt, completion, cached))))
     events.append((None, "[DONE]"))
     return sse_reply(events)
+
+
+def anthropic_tool_use_stream(
+    name: str, arguments: dict[str, Any], ref: str = "msg_tool", call: str = "toolu_01"
+) -> Reply:
+    """A streamed answer that only calls one tool (``stop_reason: tool_use``), as an agent's
+    first turn does; the client runs the tool and sends its result in the next request."""
+    message = {
+        "id": ref,
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-5",
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 10, "output_tokens": 1},
+    }
+    block = {"type": "tool_use", "id": call, "name": name, "input": {}}
+    delta = {"type": "input_json_delta", "partial_json": json.dumps(arguments)}
+    return sse_reply(
+        [
+            ("message_start", {"type": "message_start", "message": message}),
+            (
+                "content_block_start",
+                {"type": "content_block_start", "index": 0, "content_block": block},
+            ),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            (
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+                    "usage": {"output_tokens": 15},
+                },
+            ),
+            ("message_stop", {"type": "message_stop"}),
+        ]
+    )

@@ -3,6 +3,7 @@ loopback fake server."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -120,3 +121,36 @@ def test_the_model_map_of_pyproject_and_the_command_line_wins(
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""  # the condition was false: no output
     assert [request.body["model"] for request in fake.requests] == ["from-config", "from-flag"]
+
+
+def test_a_run_on_the_claude_code_backend(fake: FakeProvider, tmp_path: Path) -> None:
+    pytest.importorskip("claude_agent_sdk")
+    from provider_fakes import anthropic_stream
+
+    from openprose.vm.backends.claude_code_backend import session_id
+
+    (tmp_path / "prog.prose").write_text(PROGRAM, encoding="utf-8")
+    fake.script(
+        anthropic_stream(["bees dance"]),
+        anthropic_stream(["true"]),
+        anthropic_stream(["they dance"]),
+    )
+    config = tmp_path / "claude"
+    done = prose(
+        tmp_path,
+        "prog.prose",
+        "--backend",
+        "claude-code",
+        ANTHROPIC_API_KEY="test-key",
+        ANTHROPIC_BASE_URL=fake.url,
+        CLAUDE_CONFIG_DIR=str(config),
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "summary = they dance\n"
+    assert "running on the claude-code backend" in done.stderr
+    assert fake.requests[0].body["model"] == "claude-haiku-4-5"
+    # Each session's transcript is named by the run and the step: a resumed run finds it.
+    [run] = (tmp_path / ".prose" / "runs").iterdir()
+    first = json.loads((run / "journal.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    assert first["result"]["session_ref"] == session_id(run.name, "2")  # statement 2
+    assert session_id(run.name, "2") in {p.stem for p in config.glob("projects/*/*.jsonl")}

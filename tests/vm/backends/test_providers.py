@@ -94,8 +94,10 @@ def test_checking_a_program_and_the_language_server_never_import_a_model_sdk(
         "import openprose.cli, openprose.lsp.server\n"
         "import openprose.vm.backends.providers, openprose.vm.backends.anthropic_backend\n"
         "import openprose.vm.backends.openai_backend\n"
+        "import openprose.vm.backends.claude_code_backend\n"
         f"status = openprose.cli.main(['check', {str(program)!r}])\n"
-        "loaded = sorted(m for m in ('anthropic', 'openai') if m in sys.modules)\n"
+        "sdks = ('anthropic', 'openai', 'claude_agent_sdk')\n"
+        "loaded = sorted(m for m in sdks if m in sys.modules)\n"
         "print(status, loaded)\n"
     )
     done = subprocess.run(

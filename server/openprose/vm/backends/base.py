@@ -113,3 +113,15 @@ class Backend(Protocol):
     async def choose(self, request: ChoiceRequest) -> ChoiceResult: ...
 
     async def summarise(self, request: SummaryRequest) -> SummaryResult: ...
+
+
+def bind_run(backend: object, run_id: str) -> None:
+    """Tell the backend (through any wrappers, which keep it as ``inner``) which run its
+    requests belong to; only backends that name their sessions by run need it."""
+    target: object | None = backend
+    while target is not None:
+        bind = getattr(target, "bind_run", None)
+        if callable(bind):
+            bind(run_id)
+            return
+        target = getattr(target, "inner", None)

@@ -11,10 +11,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-REAL_BACKENDS = ("anthropic", "openai")
+REAL_BACKENDS = ("anthropic", "openai", "claude-code")
 
-_KEYS = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
-_BASE_URLS = {"anthropic": "ANTHROPIC_BASE_URL", "openai": "OPENAI_BASE_URL"}
+_KEYS = {
+    "anthropic": "ANTHROPIC_API_KEY",
+    "openai": "OPENAI_API_KEY",
+    "claude-code": "ANTHROPIC_API_KEY",
+}
+_BASE_URLS = {
+    "anthropic": "ANTHROPIC_BASE_URL",
+    "openai": "OPENAI_BASE_URL",
+    "claude-code": "ANTHROPIC_BASE_URL",
+}
 
 
 class MissingKey(Exception):
@@ -73,6 +81,13 @@ def create_backend(
         from openprose.vm.backends.anthropic_backend import AnthropicBackend
 
         return AnthropicBackend(key, base_url=base_url, model_map=model_map)
+    if name == "claude-code":
+        from openprose.vm.backends.claude_code_backend import ClaudeCodeBackend
+
+        # Unattended: dontAsk, the program's permissions only (docs/run.md).
+        return ClaudeCodeBackend(
+            key, base_url=base_url, model_map=model_map, cwd=project_root, environ=settings
+        )
     from openprose.vm.backends.openai_backend import OpenAIBackend
 
     return OpenAIBackend(key, base_url=base_url, model_map=model_map)
