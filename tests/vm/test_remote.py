@@ -170,6 +170,9 @@ def test_fetch_records_the_hash_of_what_it_read(registry: Registry) -> None:
     got = fetch(locate("alice/hello", registry.env()), registry.env())
     assert got.text == HELLO
     assert got.sha256 == hashlib.sha256(HELLO.encode()).hexdigest()
+    registry.serve("/old", "", status=301, Location=f"{registry.base}/alice/hello")
+    moved = fetch(locate(f"{registry.base}/old", registry.env()), registry.env())
+    assert (moved.text, moved.url) == (HELLO, f"{registry.base}/alice/hello")
 
 
 def test_fetch_refusals_are_one_clear_line(registry: Registry) -> None:
@@ -303,3 +306,13 @@ def test_prose_run_prints_a_fetched_programs_errors(registry: Registry, tmp_path
     done = _prose(tmp_path, "run", "eve/bad", "--allow-remote", **registry.env())
     assert done.returncode == 1
     assert done.stderr.startswith(f"{registry.base}/eve/bad:1:")
+
+
+def test_a_fetched_programs_project_memory_lives_where_it_runs(
+    registry: Registry, tmp_path: Path
+) -> None:
+    advisor = 'agent advisor:\n  persist: project\n  prompt: "Advise"\n\nsession: advisor\n'
+    registry.serve("/alice/advisor", advisor + '  prompt: "First advice"\n')
+    done = _prose(tmp_path, "run", "alice/advisor", "--allow-remote", **registry.env())
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / ".prose" / "agents" / "advisor" / "memory.md").is_file()

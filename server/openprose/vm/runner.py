@@ -90,6 +90,11 @@ async def run_file(
     ``fetched`` is given when ``path`` itself came from the network (``path`` then only
     names it): its source and sha256 go to ``source.json`` in the run directory."""
     text, module = checked if checked is not None else load_checked(path)
+    if fetched is not None and project_root is None:
+        # A fetched program has no directory: project memory lives where it is run from.
+        from openprose.analysis.contracts import project_root_of
+
+        project_root = project_root_of(path.resolve())
     model: Backend = backend or OfflineBackend()
     run_dir = resume
     journal: dict[tuple[str, str], dict[str, Any]] = {}
