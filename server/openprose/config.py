@@ -8,6 +8,7 @@ The format follows ruff's rule selection, kept small (README, "Configuration")::
     ignore = ["W015", "W03"]       # codes or prefixes to leave out
     severity = { W005 = "error", E044 = "warning" }
     run = { model-map = { sonnet = "llama3.1" } }   # prose run: model aliases (docs/run.md)
+    # run.allow-remote = true: prose run may fetch https:// and handle/slug programs
 
 A prefix is a code's leading characters (``W``, ``W0``, ``E04``). For each code the most
 specific selector decides (an exact code beats ``E04``, which beats ``E``; on a tie ``ignore``
