@@ -189,3 +189,25 @@ def test_a_refused_request_is_a_backend_error_naming_the_step(
     fake.script(error_reply(400, "prompt is malformed"))
     with pytest.raises(BackendError, match="step 3/session: claude-code"):
         asyncio.run(backend(fake.url, tmp_path).run_session(session()))
+
+
+def test_execute_patterns_let_the_agent_run_those_programs_only(
+    fake: FakeProvider, tmp_path: Path
+) -> None:
+    model = backend(fake.url, tmp_path)
+    script = tmp_path / "work" / "scripts" / "hi.sh"
+    script.parent.mkdir()
+    script.write_text("#!/bin/sh\necho ran > out.txt\n")
+    script.chmod(0o755)
+    permissions = json.dumps({"execute": ["scripts/*.sh"]})
+    for step, command in (("1", "./scripts/hi.sh --now"), ("2", "rm -f scripts/hi.sh")):
+        fake.script(
+            anthropic_tool_use_stream("Bash", {"command": command}), anthropic_stream(["ok"])
+        )
+        request = SessionRequest(
+            prompt="Run it", step=step, properties=(("permissions", permissions),)
+        )
+        asyncio.run(model.run_session(request))
+    assert (tmp_path / "work" / "out.txt").read_text() == "ran\n"
+    assert script.exists()
+    assert list(model.denials) == ["2"]

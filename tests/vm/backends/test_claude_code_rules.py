@@ -44,7 +44,12 @@ def test_access_words_and_prompt() -> None:
 def test_execute_patterns_narrow_the_shell_to_programs() -> None:
     rules = rules_for(json.dumps({"execute": ["scripts/*.sh"]}))
     assert "Bash" in rules.tools
-    assert "Bash(scripts/*.sh)" in rules.allow
+    assert [r for r in rules.allow if r.startswith("Bash(")] == [
+        "Bash(scripts/*.sh)",
+        "Bash(scripts/*.sh *)",
+        "Bash(./scripts/*.sh)",
+        "Bash(./scripts/*.sh *)",
+    ]
     assert rules.decide("Bash", {"command": "./scripts/build.sh --fast"}, "/p")[0] == "allow"
     assert rules.decide("Bash", {"command": "rm -rf /"}, "/p")[0] == "deny"
 

@@ -97,6 +97,14 @@ def spell(pattern: str) -> str:
     return "./" + pattern
 
 
+def _program_rules(pattern: str) -> list[str]:
+    """The program alone or with arguments, written with or without ``./`` (the CLI matches
+    a command's text, so ``./x`` and ``x`` are different commands to it)."""
+    bare = pattern.removeprefix("./")
+    spellings = [bare] if bare.startswith("/") else [bare, "./" + bare]
+    return [rule for s in spellings for rule in (f"Bash({s})", f"Bash({s} *)")]
+
+
 def rules_for(permissions: str | None) -> Rules:
     policy: dict[str, Value] = dict(DEFAULTS)
     try:
@@ -128,7 +136,7 @@ def rules_for(permissions: str | None) -> Rules:
             elif kind == "write":
                 allow += [f"Edit({spell(p)})" for p in value]
             else:
-                allow += [f"Bash({p})" for p in value] + [f"Bash({p} *)" for p in value]
+                allow += [rule for p in value for rule in _program_rules(p)]
     if policy["network"] != "deny":
         tools += NETWORK_TOOLS
         if policy["network"] == "allow":
