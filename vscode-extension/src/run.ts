@@ -32,6 +32,25 @@ export function declaredInputs(text: string): DeclaredInput[] {
   return found;
 }
 
+/**
+ * `prose ARGS...` that waits for Enter once the command is done. VS Code closes a terminal whose
+ * process exits, and the extension API cannot ask it to wait (microsoft/vscode#70444): without
+ * this the run's output vanishes the moment it ends. Exits with the command's status.
+ */
+export const KEEP_OPEN = [
+  "import sys",
+  "from openprose.cli import main",
+  "try:",
+  "    status = main()",
+  "except SystemExit as stop:",
+  "    status = stop.code",
+  "try:",
+  "    input('\\n[prose exited with status %s; press Enter to close this terminal]' % status)",
+  "except (EOFError, KeyboardInterrupt):",
+  "    pass",
+  "sys.exit(status)",
+].join("\n");
+
 export interface RunInputs {
   python: string;
   extensionPath: string;
@@ -55,9 +74,9 @@ export interface RunLaunch {
 }
 
 /**
- * `<python> -P -m openprose run FILE [--input NAME=VALUE]...` in the program's folder, with the
- * bundled libs first on PYTHONPATH (as for the server). `-P` keeps the working directory off
- * sys.path, so files in the workspace cannot shadow the toolchain's modules.
+ * `<python> -P -c KEEP_OPEN run FILE [--input NAME=VALUE]...` (`prose run FILE ...`) in the
+ * program's folder, with the bundled libs first on PYTHONPATH (as for the server). `-P` keeps the
+ * working directory off sys.path, so files in the workspace cannot shadow the toolchain's modules.
  */
 export function runLaunch(inputs: RunInputs): RunLaunch {
   const server = serverLaunch({
@@ -71,7 +90,7 @@ export function runLaunch(inputs: RunInputs): RunLaunch {
   const parts = inputs.file.split(separator);
   const base = parts.pop() ?? inputs.file;
   const cwd = parts.join(inputs.platform === "win32" ? "\\" : "/") || (inputs.platform === "win32" ? "\\" : "/");
-  const args = ["-P", "-m", "openprose", "run", inputs.file];
+  const args = ["-P", "-c", KEEP_OPEN, "run", inputs.file];
   for (const [name, value] of inputs.inputs ?? []) {
     args.push("--input", `${name}=${value}`);
   }

@@ -1,7 +1,11 @@
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
 import { describe, it } from "node:test";
 
-import { RUN_COMMAND_OPTION, declaredInputs, runLaunch } from "../src/run";
+import { KEEP_OPEN, RUN_COMMAND_OPTION, declaredInputs, runLaunch } from "../src/run";
 
 describe("declaredInputs", () => {
   it("finds top-level inputs with their descriptions, in order, each once", () => {
@@ -42,8 +46,8 @@ describe("runLaunch", () => {
       command: "/usr/bin/python3",
       args: [
         "-P",
-        "-m",
-        "openprose",
+        "-c",
+        KEEP_OPEN,
         "run",
         "/home/ada/work/review.prose",
         "--input",
@@ -66,7 +70,36 @@ describe("runLaunch", () => {
       platform: "win32",
     });
     assert.equal(launch.cwd, "C:\\work");
-    assert.deepEqual(launch.args, ["-P", "-m", "openprose", "run", "C:\\work\\main.prose"]);
+    assert.deepEqual(launch.args, ["-P", "-c", KEEP_OPEN, "run", "C:\\work\\main.prose"]);
+  });
+
+  // VS Code closes the terminal when its process exits: the run's output must stay until Enter.
+  it("runs prose, then waits for Enter and exits with prose's status", () => {
+    const python = process.platform === "win32" ? "python" : "python3";
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "prose-run-test-"));
+    try {
+      fs.writeFileSync(path.join(dir, "hello.prose"), 'session "Say hello"\n');
+      const launch = runLaunch({
+        python,
+        extensionPath: "/nonexistent",
+        file: path.join(dir, "hello.prose"),
+        env: {},
+        platform: process.platform,
+      });
+      // The toolchain from this checkout instead of the bundled libs (not built for unit tests).
+      const env = { ...process.env, PYTHONPATH: path.resolve(__dirname, "../../../../server") };
+      const run = (args: string[], input: string) =>
+        spawnSync(launch.command, args, { cwd: launch.cwd, env, input, encoding: "utf8" });
+      const ok = run(launch.args, "\n");
+      assert.equal(ok.status, 0, ok.stderr);
+      assert.match(ok.stderr, /prose: run \S+ succeeded/);
+      assert.match(ok.stdout, /prose exited with status 0; press Enter to close this terminal/);
+      const usage = run(["-P", "-c", KEEP_OPEN, "run"], "");
+      assert.equal(usage.status, 2, usage.stderr);
+      assert.match(usage.stdout, /prose exited with status 2; press Enter/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("tells the server that the client runs programs", () => {
