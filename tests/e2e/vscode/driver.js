@@ -1,7 +1,7 @@
 // Drives a real VS Code workbench (code-server, started by run.sh) in headless Chromium and checks
 // the OpenProse extension the way a person uses it. Started by run.sh, which sets:
 //   CS_URL      workbench URL with the workspace folder open
-//   WORKSPACE   that folder (holds demo.prose and on-save.prose, copied from fixtures/)
+//   WORKSPACE   that folder (holds demo.prose, on-save.prose and greet.prose, copied from fixtures/)
 //   E2E_OUT     where screenshots and summary.json go
 //   CHROMIUM    the browser executable (default /usr/bin/chromium)
 // Prints one line per check and exits 1 if any failed.
@@ -11,6 +11,8 @@
 //   their `top`, with U+00A0 turned back into spaces.
 // - Shift+Alt+F opens Chromium's File menu instead of formatting: run commands through F1.
 // - The language mode reads `Plain Text` for a moment after opening: wait for it to change.
+// - The terminal's text is in the DOM only with the DOM renderer (run.sh turns GPU acceleration off).
+// - VS Code closes a terminal as soon as its process exits: read or screenshot it before then.
 'use strict';
 const fs = require('fs');
 const os = require('os');
@@ -354,6 +356,37 @@ async function main() {
     const dirty = await page.locator('.tab.active.dirty').count();
     if (dirty) throw new Error('the saved file is formatted but the tab is still dirty');
     return `Ctrl+S wrote on-save.prose with \`prompt: "Summarize..."\` indented by 2 spaces (${shown.length} lines shown, tab clean)`;
+  });
+
+  await check('run-program', async () => {
+    // The server's lens runs the extension's Run Program command, which starts
+    // `python -P -m openprose run greet.prose` in a terminal (offline backend: no model called).
+    const runs = path.join(WORKSPACE, '.prose', 'runs');
+    const states = () => (fs.existsSync(runs) ? fs.readdirSync(runs) : [])
+      .filter((d) => fs.existsSync(path.join(runs, d, 'state.md')));
+    if (states().length) throw new Error(`${runs} holds runs before the check`);
+    await openFile('greet.prose');
+    await waitFor('the language mode of greet.prose', async () => LANGUAGE.test(await languageMode()), ANSWER_MS);
+    const lens = editor().locator('.codelens-decoration a', { hasText: 'Run program' }).first();
+    await lens.waitFor({ timeout: ANSWER_MS });
+    const lensText = (await lens.innerText()).trim();
+    await lens.click();
+    // Terminal text is in the DOM because run.sh turns GPU acceleration off (DOM renderer).
+    const terminalText = async () => (await page.locator('.terminal-wrapper .xterm-rows').allInnerTexts())
+      .join('\n').replace(/\u00a0/g, ' ');
+    const summary = await waitFor('the terminal to show `prose: run ... succeeded`', async () => {
+      return /prose: run (\S+) succeeded[^\n]*/.exec(await terminalText());
+    }, ANSWER_MS);
+    const dirs = await waitFor('.prose/runs/*/state.md in the workspace', async () => states().length && states(), 5000);
+    if (!dirs.includes(summary[1])) throw new Error(`the terminal names run ${summary[1]}, but ${runs} holds ${dirs.join(', ')}`);
+    // The output must stay readable after the run: VS Code closes a terminal whose process
+    // exits, so the command waits for Enter (it vanished within a second before it did).
+    await page.waitForTimeout(2000);
+    const after = await terminalText();
+    if (!after.includes(summary[0])) throw new Error('the terminal no longer shows the summary 2 s after the run ended');
+    if (!/press Enter to close this terminal/.test(after)) throw new Error('the terminal does not wait for Enter after the run');
+    const tab = (await page.locator('.terminal-tabs-entry, .single-terminal-tab').allInnerTexts()).join(' ').replace(/\s+/g, ' ').trim();
+    return `clicked "${lensText}"; terminal${tab ? ` "${tab}"` : ''} shows "${summary[0].trim()}"; .prose/runs/${summary[1]}/state.md exists`;
   });
 
   await ctx.close().catch(() => {});

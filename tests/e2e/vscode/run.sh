@@ -5,7 +5,7 @@
 #   bash tests/e2e/vscode/run.sh vscode-extension/openprose-*.vsix
 # Installs the VSIX into a fresh extensions dir, opens a workspace holding fixtures/*.prose, runs
 # driver.js (language mode, colours, diagnostics, hover, completion, Format Document, format on
-# save), writes screenshots, summary.json and the workbench logs to artifacts/, prints a summary,
+# save, Run Program), writes screenshots, summary.json and the workbench logs to artifacts/, prints a summary,
 # exits 1 if a check failed, and kills every process it started.
 # Environment: PROSE_E2E_HOME (install.sh's cache, default ~/.cache/prose-e2e), KEEP_E2E=1 keeps
 # the temporary directory; E2E_DEBUG, E2E_EXTRA_SETTINGS and the E2E_*_TIMEOUT_MS waits: README.md.
@@ -73,7 +73,9 @@ s = {"workbench.startupEditor": "none", "workbench.tips.enabled": False, "teleme
      "chat.disableAIFeatures": True, "editor.hover.delay": 150, "editor.minimap.enabled": False,
      "files.autoSave": "off", "files.hotExit": "off", "workbench.localHistory.enabled": False,
      "git.enabled": False, "workbench.colorTheme": "Default Dark Modern",
-     "workbench.welcomePage.walkthroughs.openOnInstall": False, "workbench.secondarySideBar.defaultVisibility": "hidden", "editor.quickSuggestionsDelay": 50}
+     "workbench.welcomePage.walkthroughs.openOnInstall": False, "workbench.secondarySideBar.defaultVisibility": "hidden", "editor.quickSuggestionsDelay": 50,
+     # The DOM renderer puts the terminal's text in the page, where the Run Program check reads it.
+     "terminal.integrated.gpuAcceleration": "off"}
 if sys.argv[2] != "yes":
     s["[prose]"] = {"editor.formatOnSave": True}
 s.update(json.loads(os.environ.get("E2E_EXTRA_SETTINGS") or "{}"))   # for debugging, e.g. {"prose.trace.server": "verbose"}
