@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -145,7 +146,12 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     from openprose.syntax import parse
     from openprose.vm.backends.offline import OfflineBackend
     from openprose.vm.backends.replay import RecordingBackend, ReplayBackend
-    from openprose.vm.interpreter import MissingInput, Options, declared_inputs
+    from openprose.vm.interpreter import (
+        MissingInput,
+        Options,
+        declared_inputs,
+        mid_program_inputs,
+    )
     from openprose.vm.progress import Progress
     from openprose.vm.runner import run_file
 
@@ -201,7 +207,12 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
     module = parse(text)
     resume = _resumed_run(args, text) if args.resume else None
-    inputs = _inputs(args, declared_inputs(module), stderr) if resume is None else None
+    # On a terminal, an input declared mid-program is asked when the run reaches it (the
+    # language pauses there); elsewhere every missing input is an error before the run.
+    asks = sys.stdin.isatty()
+    later = mid_program_inputs(module) if asks else set()
+    declared = [item for item in declared_inputs(module) if item[0] not in later]
+    inputs = _inputs(args, declared, stderr, later) if resume is None else None
     backend: Any
     if args.replay:
         try:
@@ -244,6 +255,7 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                 ),
                 checked=(text, module),
                 confirm=None if args.yes or not sys.stdin.isatty() else _asker(stderr),
+                ask=_input_asker(stderr) if asks else None,
                 resume=resume,
                 remote=loader,
                 fetched=fetched,
@@ -306,7 +318,12 @@ def _resumed_run(args: argparse.Namespace, text: str) -> Any:
     return run_dir
 
 
-def _inputs(args: argparse.Namespace, declared: list[tuple[str, str]], stderr: TextIO) -> dict:
+def _inputs(
+    args: argparse.Namespace,
+    declared: list[tuple[str, str]],
+    stderr: TextIO,
+    later: Iterable[str] = (),
+) -> dict:
     values: dict[str, Any] = {}
     if args.inputs_file:
         try:
@@ -326,7 +343,7 @@ def _inputs(args: argparse.Namespace, declared: list[tuple[str, str]], stderr: T
             except OSError as error:
                 raise UsageError(f"cannot read input {name} from {value[1:]}: {error}") from None
         values[name] = value
-    names = {name for name, _ in declared}
+    names = {name for name, _ in declared} | set(later)
     unknown = sorted(set(values) - names)
     if unknown:
         raise UsageError(f"the program has no input {unknown[0]!r}")
@@ -352,6 +369,20 @@ def _asker(stream: TextIO) -> Any:
         # In a thread, so that branches already running carry on while the user decides.
         answer = await asyncio.to_thread(prompt)
         return answer.strip().lower() in ("y", "yes")
+
+    return ask
+
+
+def _input_asker(stream: TextIO) -> Any:
+    import asyncio
+
+    async def ask(name: str, prompt: str) -> str:
+        def read() -> str:
+            print(f"\n{name} ({prompt}): ", end="", file=stream, flush=True)
+            return sys.stdin.readline().rstrip("\n")
+
+        # In a thread: branches already running carry on while the user answers.
+        return await asyncio.to_thread(read)
 
     return ask
 

@@ -8,6 +8,7 @@ leaves open are listed in docs/run.md.
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -144,6 +145,8 @@ class MissingInput(Exception):
 EventSink = Callable[[ev.Event], None]
 ProgramLoader = Callable[[Path], tuple[str, Any]]
 Confirm = Callable[[str], Awaitable[bool]]  # a question; True to go ahead
+# (name, prompt) -> the user's answer: asks for an input when the run reaches it.
+Ask = Callable[[str, str], Awaitable[str]]
 
 
 def source_of(node: Any) -> str:
@@ -153,6 +156,21 @@ def source_of(node: Any) -> str:
 def headline(node: Any) -> str:
     """The first line of a statement, for the narration."""
     return source_of(node).splitlines()[0] if source_of(node) else type(node).__name__
+
+
+def mid_program_inputs(module: Any) -> set[str]:
+    """The inputs declared after the program's first executable statement: the language
+    binds them when the run reaches them (asking the user then, if nobody supplied them),
+    where the inputs above it are bound before the run starts."""
+    started = False
+    found: set[str] = set()
+    for statement in module.statements():
+        if isinstance(statement, t.InputDeclaration):
+            if started and statement.name is not None:
+                found.add(statement.name.value)
+        elif not isinstance(statement, t.UseStatement | t.AgentDefinition | t.BlockDefinition):
+            started = True
+    return found
 
 
 def declared_inputs(module: Any) -> list[tuple[str, str]]:
@@ -183,6 +201,7 @@ class Interpreter:
         key_prefix: str = "",
         budget: Budget | None = None,
         confirm: Confirm | None = None,
+        ask: Ask | None = None,
         project_root: Path | None = None,
         remote: RemoteLoader | None = None,
         fetched: bool = False,
@@ -204,6 +223,7 @@ class Interpreter:
         self.key_prefix = key_prefix  # an imported program's steps are keyed under its call
         self.budget = budget or Budget()
         self.confirm = confirm
+        self.ask = ask
         self.agents: dict[str, t.AgentDefinition] = {}
         self.blocks: dict[str, t.BlockDefinition] = {}
         self.imports: dict[str, str] = {}
@@ -283,8 +303,11 @@ class Interpreter:
 
     def bind_inputs(self, ctx: Ctx, inputs: Mapping[str, Value]) -> None:
         received: dict[str, str] = {}
+        later = mid_program_inputs(self.module) if self.ask is not None else set()
         for name, _description in declared_inputs(self.module):
             if name not in inputs:
+                if name in later:
+                    continue  # asked for when the run reaches it (input_declaration)
                 raise MissingInput(name)
             ctx.scope.values[name] = inputs[name]
             received[name] = preview(inputs[name])
@@ -293,7 +316,8 @@ class Interpreter:
             for node in self.module.statements():
                 if isinstance(node, t.InputDeclaration) and node.name is not None:
                     name = node.name.value
-                    self.bind(ctx, name, "input", inputs[name], node, declare=False)
+                    if name in inputs:
+                        self.bind(ctx, name, "input", inputs[name], node, declare=False)
 
     def emit(self, ctx: Ctx, cls: type[ev.Event], **fields: Any) -> None:
         event = cls(step=ctx.step, level=ctx.level, ts=self.clock.now(), **fields)
@@ -364,6 +388,25 @@ class Interpreter:
 
     async def nothing(self, node: Any, ctx: Ctx) -> Value:
         return None  # declarations: collected before the run
+
+    async def input_declaration(self, node: t.InputDeclaration, ctx: Ctx) -> Value:
+        """An input nobody supplied, reached mid-program: the run pauses and asks.  (Every
+        other input was bound before the first statement.)"""
+        if node.name is None or self.ask is None or node.name.value in ctx.scope.values:
+            return None
+        name = node.name.value
+        description = node.description
+        prompt = description.text if isinstance(description, t.String) else source_of(node)
+        value = await self.ask(name, prompt)
+        ctx.scope.values[name] = value
+        self.emit(ctx, ev.InputReceived, values={name: preview(value)}, source="user")
+        self.bind(ctx, name, "input", value, node, declare=False)
+        if self.run_dir is not None:
+            # A resumed run starts with every input it was given, asked ones included.
+            given = self.run_dir.path / "inputs.json"
+            known = json.loads(given.read_text(encoding="utf-8")) if given.exists() else {}
+            write_atomic(given, json.dumps({**known, name: value}) + "\n")
+        return None
 
     async def unsupported(self, node: Any, ctx: Ctx) -> Value:
         raise ProseError(f"not part of the language: {headline(node)}", headline(node))
@@ -1331,7 +1374,7 @@ def _branch_name(branch: Any, index: int) -> str:
 _STATEMENTS: dict[type, Callable[[Interpreter, Any, Ctx], Awaitable[Value]]] = {
     t.UseStatement: Interpreter.nothing,
     t.ImportStatement: Interpreter.nothing,
-    t.InputDeclaration: Interpreter.nothing,
+    t.InputDeclaration: Interpreter.input_declaration,
     t.AgentDefinition: Interpreter.nothing,
     t.BlockDefinition: Interpreter.nothing,
     t.OutputBinding: Interpreter.output,

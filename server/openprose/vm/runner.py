@@ -15,6 +15,7 @@ from openprose.vm.backends.base import Backend, bind_run
 from openprose.vm.backends.offline import OfflineBackend
 from openprose.vm.backends.replay import JournalBackend, load_records
 from openprose.vm.interpreter import (
+    Ask,
     Clock,
     Confirm,
     EventSink,
@@ -73,6 +74,7 @@ async def run_file(
     clock: Clock | None = None,
     checked: tuple[str, Any] | None = None,
     confirm: Confirm | None = None,
+    ask: Ask | None = None,
     project_root: Path | None = None,
     resume: RunDirectory | None = None,
     remote: RemoteLoader | None = None,
@@ -121,6 +123,7 @@ async def run_file(
         clock=clock,
         load_program=load_import,
         confirm=confirm,
+        ask=ask,
         project_root=project_root,
         remote=remote,
         fetched=fetched is not None,
