@@ -1,0 +1,107 @@
+"""What the ``anthropic`` and ``openai`` backends share: one chat request per question.
+
+Each provider's backend says only how to ask its API one question (``_ask``: a system and a
+user message in, the answer's text, usage and reference out); the four questions of the
+backend protocol are put, parsed and priced here, the same way for both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from openprose.vm.backends import prompts
+from openprose.vm.backends.base import (
+    ChoiceRequest,
+    ChoiceResult,
+    ConditionRequest,
+    ConditionResult,
+    SessionRequest,
+    SessionResult,
+    SummaryRequest,
+    SummaryResult,
+    Usage,
+)
+from openprose.vm.backends.pricing import cost, resolve_model
+
+SESSION_MAX_TOKENS = 8192
+ANSWER_MAX_TOKENS = 1024
+
+
+class ChatBackend:
+    name = "chat"
+    dry_run = False
+
+    def __init__(
+        self,
+        api_key: str,
+        *,
+        base_url: str | None = None,
+        model_map: Mapping[str, str] | None = None,
+        timeout: float = 600.0,
+        max_retries: int = 2,
+    ) -> None:
+        self.api_key = api_key
+        self.base_url = base_url
+        self.model_map = dict(model_map or {})
+        self.timeout = timeout
+        self.max_retries = max_retries
+
+    async def _ask(
+        self, step: str, model: str, system: str | None, user: str, max_tokens: int, stream: bool
+    ) -> tuple[str, Usage, str]:
+        """The answer's text, usage and reference; a BackendError naming ``step`` when the
+        provider cannot answer."""
+        raise NotImplementedError
+
+    async def run_session(self, request: SessionRequest) -> SessionResult:
+        model = resolve_model(self.name, request.model, self.model_map)
+        system, user = prompts.session_messages(request)
+        text, usage, ref = await self._ask(
+            request.step, model, system, user, SESSION_MAX_TOKENS, stream=True
+        )
+        return SessionResult(usage=usage, cost=cost(model, usage), session_ref=ref, text=text)
+
+    async def judge(self, request: ConditionRequest) -> ConditionResult:
+        model = resolve_model(self.name, None, self.model_map)
+        text, usage, ref = await self._ask(
+            request.step,
+            model,
+            prompts.CONDITION_SYSTEM,
+            prompts.condition_message(request),
+            ANSWER_MAX_TOKENS,
+            stream=False,
+        )
+        value = prompts.parse_condition(text, request.step)
+        return ConditionResult(usage=usage, cost=cost(model, usage), session_ref=ref, value=value)
+
+    async def choose(self, request: ChoiceRequest) -> ChoiceResult:
+        model = resolve_model(self.name, None, self.model_map)
+        text, usage, ref = await self._ask(
+            request.step,
+            model,
+            prompts.CHOICE_SYSTEM,
+            prompts.choice_message(request),
+            ANSWER_MAX_TOKENS,
+            stream=False,
+        )
+        index = prompts.parse_choice(text, len(request.options), request.step)
+        return ChoiceResult(usage=usage, cost=cost(model, usage), session_ref=ref, index=index)
+
+    async def summarise(self, request: SummaryRequest) -> SummaryResult:
+        model = resolve_model(self.name, None, self.model_map)
+        text, usage, ref = await self._ask(
+            request.step,
+            model,
+            prompts.SUMMARY_SYSTEM,
+            prompts.summary_message(request),
+            SESSION_MAX_TOKENS,
+            stream=False,
+        )
+        return SummaryResult(usage=usage, cost=cost(model, usage), session_ref=ref, text=text)
+
+
+def describe(error: Exception) -> str:
+    """One line for an SDK's error: its HTTP status when it has one."""
+    status = getattr(error, "status_code", None)
+    message = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return f"HTTP {status}: {message}" if status else f"{type(error).__name__}: {message}"
