@@ -110,6 +110,20 @@ async def test_the_command_runs_the_program_with_progress_and_narration(session:
     assert kinds[0] == "begin" and kinds[-1] == "end" and "report" in kinds
 
 
+async def test_a_fast_loop_narrates_every_line_in_few_messages(session: Session) -> None:
+    uri, _ = await program(session, 'repeat 1000:\n  session "Tick"\n')
+    before = len(session.client.log_messages)
+    result = await execute(session, uri)
+    assert result["status"] == "success"
+    messages = logged(session)[before:]
+    narration = "\n".join(messages)
+    # Every iteration is narrated (nothing is dropped)...
+    assert narration.count('[Position] Executing: session "Tick"') == 1000
+    assert "[Program] Program complete" in narration
+    # ...in batches: far fewer messages than lines (one message per line flooded the log).
+    assert len(messages) < 200
+
+
 async def test_inputs_come_as_the_second_argument(session: Session) -> None:
     uri, _ = await program(session, WITH_INPUT)
     shown = len(session.client.messages)

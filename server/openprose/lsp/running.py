@@ -25,6 +25,8 @@ from lsprotocol import types
 from pygls import uris
 
 log = logging.getLogger("prose-ls")
+# Seconds between two log messages of a run's narration (each holds every line since the last).
+NARRATION_INTERVAL = 0.1
 
 
 async def run_in_editor(ls: Any, arguments: list[Any] | None) -> Any:
@@ -85,10 +87,30 @@ async def _run(ls: Any, path: Path, text: str, module: Any, inputs: dict[str, An
     progress = _Progress(ls, f"Running {path.name}")
     await progress.start()
 
+    # The narration goes out in batches, at most one log message per NARRATION_INTERVAL:
+    # a fast loop narrates thousands of lines a second, one message each would flood the
+    # client's log (and the connection).  Every line is sent; the last batch before the answer.
+    loop = asyncio.get_running_loop()
+    waiting: list[str] = []
+    scheduled: list[asyncio.TimerHandle] = []
+
+    def flush() -> None:
+        for handle in scheduled:
+            handle.cancel()
+        scheduled.clear()
+        if waiting:
+            message = "\n".join(waiting)
+            waiting.clear()
+            ls.window_log_message(
+                types.LogMessageParams(type=types.MessageType.Log, message=message)
+            )
+
     def narrate(event: Any) -> None:
         text = render_text(event)
         if text:
-            ls.window_log_message(types.LogMessageParams(type=types.MessageType.Log, message=text))
+            waiting.append(text)
+            if not scheduled:
+                scheduled.append(loop.call_later(NARRATION_INTERVAL, flush))
         if isinstance(event, Position):
             progress.report(f"line {event.line}: {event.statement}")
 
@@ -112,6 +134,7 @@ async def _run(ls: Any, path: Path, text: str, module: Any, inputs: dict[str, An
     try:
         result = await task
     except asyncio.CancelledError:
+        flush()
         progress.end("Cancelled")
         ls.window_log_message(
             types.LogMessageParams(type=types.MessageType.Info, message=f"{path.name}: cancelled")
@@ -121,8 +144,10 @@ async def _run(ls: Any, path: Path, text: str, module: Any, inputs: dict[str, An
             raise  # this handler itself was cancelled (the server is stopping)
         return {"runId": None, "runDir": None, "status": "cancelled", "outputs": {}, "error": ""}
     except OSError as error:
+        flush()
         progress.end("Failed")
         return _refuse(ls, f"Cannot write the run directory of {path.name}: {error}")
+    flush()
     progress.end("Succeeded" if result.status == "success" else "Failed")
     return {
         "runId": result.run_id,
