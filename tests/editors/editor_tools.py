@@ -13,6 +13,7 @@ import contextlib
 import os
 import shutil
 import signal
+import site
 import subprocess
 from pathlib import Path
 from typing import NoReturn
@@ -112,3 +113,19 @@ def run_editor(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.Co
         with contextlib.suppress(ProcessLookupError):  # a server that outlived the editor
             os.killpg(process.pid, signal.SIGKILL)
     return subprocess.CompletedProcess(argv, process.returncode, stdout, stderr)
+
+
+def editor_env(home: Path, **prose: str) -> dict[str, str]:
+    """The environment an editor under test runs in: its own HOME, this checkout's server on
+    the Python path, and the ``PROSE_*`` variables its driver script reads."""
+    root = Path(__file__).resolve().parents[2]
+    return {
+        **os.environ,
+        "HOME": str(home),
+        # The server's packages may be in the user's site directory (pip install --user).
+        "PYTHONUSERBASE": site.getuserbase(),
+        "PYTHONPATH": os.pathsep.join(
+            p for p in (str(root / "server"), os.environ.get("PYTHONPATH", "")) if p
+        ),
+        **{f"PROSE_{name.upper()}": value for name, value in prose.items()},
+    }

@@ -11,15 +11,21 @@ without them these tests skip, and under CI they fail.
 from __future__ import annotations
 
 import json
-import os
 import re
-import site
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from editor_tools import INDENTED, MISINDENTED, PROGRAM, editor, line_of, run_editor
+from editor_tools import (
+    INDENTED,
+    MISINDENTED,
+    PROGRAM,
+    editor,
+    editor_env,
+    line_of,
+    run_editor,
+)
 
 from openprose.format import format_module
 from openprose.syntax import parse
@@ -58,24 +64,18 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     out = tmp / "result.json"
     home = tmp / "home"
     home.mkdir()
-    env = {
-        **os.environ,
-        "HOME": str(home),
-        # The server's packages may be in the user's site directory (pip install --user).
-        "PYTHONUSERBASE": site.getuserbase(),
-        "PYTHONPATH": os.pathsep.join(
-            p for p in (str(ROOT / "server"), os.environ.get("PYTHONPATH", "")) if p
-        ),
-        "PROSE_OUT": str(out),
-        "PROSE_EMACS_LISP": str(LISP),
-        "PROSE_SERVER_CMD": json.dumps([sys.executable, "-m", "openprose.lsp"]),
-        "PROSE_INDENT_SAMPLES": json.dumps(
+    env = editor_env(
+        home,
+        out=str(out),
+        emacs_lisp=str(LISP),
+        server_cmd=json.dumps([sys.executable, "-m", "openprose.lsp"]),
+        indent_samples=json.dumps(
             {
                 "example": EXAMPLE.read_text(encoding="utf-8"),
                 "misindented": MISINDENTED,
             }
         ),
-    }
+    )
     argv = [emacs, "--batch", "-Q", "-l", str(DRIVER), str(program)]
     completed = run_editor(argv, env, cwd=project / "flows")
     if not out.exists():
@@ -238,18 +238,9 @@ def test_prose_run_runs_the_saved_program_in_a_compilation_buffer(tmp_path: Path
     driver = tmp_path / "run.el"
     driver.write_text(RUN_DRIVER, encoding="utf-8")
     out = tmp_path / "result.json"
-    env = {
-        **os.environ,
-        "HOME": str(tmp_path / "home"),
-        "PYTHONUSERBASE": site.getuserbase(),
-        "PYTHONPATH": os.pathsep.join(
-            p for p in (str(ROOT / "server"), os.environ.get("PYTHONPATH", "")) if p
-        ),
-        "PROSE_OUT": str(out),
-        "PROSE_LISP": str(LISP),
-        "PROSE_PYTHON": sys.executable,
-        "PROSE_PROGRAM": str(program),
-    }
+    env = editor_env(
+        tmp_path / "home", out=str(out), lisp=str(LISP), python=sys.executable, program=str(program)
+    )
     completed = run_editor([emacs, "--batch", "-Q", "-l", str(driver)], env, tmp_path)
     assert out.exists(), f"{completed.stdout}\n{completed.stderr}"
     result = json.loads(out.read_text(encoding="utf-8"))
