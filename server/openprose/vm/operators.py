@@ -6,7 +6,7 @@ and lists.  Anything else fails the statement with a message naming the operator
 
 from __future__ import annotations
 
-from openprose.vm.values import ProseError, Value, render
+from openprose.vm.values import ProseError, Value, render, to_count
 
 
 def binary(left: Value, operator: str, right: Value) -> Value:
@@ -17,7 +17,7 @@ def binary(left: Value, operator: str, right: Value) -> Value:
             return left + right
         if isinstance(left, str) or isinstance(right, str):
             return render(left) + render(right)
-    a, b = _as_int(left), _as_int(right)
+    a, b = to_count(left), to_count(right)
     if a is not None and b is not None:
         if operator == "-":
             return a - b
@@ -40,7 +40,7 @@ def compare(left: Value, operator: str, right: Value) -> bool:
         else:
             found = render(left) in render(right)
         return found if operator == "in" else not found
-    a, b = _as_int(left), _as_int(right)
+    a, b = to_count(left), to_count(right)
     if a is None or b is None:
         raise ProseError(f"cannot order {render(left)!r} and {render(right)!r}")
     return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}.get(operator, False)
@@ -50,16 +50,3 @@ def truth(value: Value) -> bool:
     if isinstance(value, str):
         return value.strip().lower() not in ("", "false", "no", "0")
     return bool(value)
-
-
-def _as_int(value: Value) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str):
-        try:
-            return int(value.strip())
-        except ValueError:
-            return None
-    return None
