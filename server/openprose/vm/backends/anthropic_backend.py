@@ -16,19 +16,8 @@ from openprose.vm.backends.chat import ChatBackend, describe
 class AnthropicBackend(ChatBackend):
     name = "anthropic"
 
-    def _client(self) -> Any:
-        try:
-            import anthropic
-        except ImportError:
-            raise BackendError(
-                "the anthropic backend needs the SDK: pip install 'openprose[anthropic]'"
-            ) from None
-        return anthropic.AsyncAnthropic(
-            api_key=self.api_key,
-            base_url=self.base_url,
-            timeout=self.timeout,
-            max_retries=self.max_retries,
-        )
+    sdk = "anthropic"
+    client_class = "AsyncAnthropic"
 
     async def _ask(
         self, step: str, model: str, system: str | None, user: str, max_tokens: int, stream: bool

@@ -7,10 +7,13 @@ backend protocol are put, parsed and priced here, the same way for both.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
+from typing import Any
 
 from openprose.vm.backends import prompts
 from openprose.vm.backends.base import (
+    BackendError,
     ChoiceRequest,
     ChoiceResult,
     ConditionRequest,
@@ -30,6 +33,8 @@ ANSWER_MAX_TOKENS = 1024
 class ChatBackend:
     name = "chat"
     dry_run = False
+    sdk = ""  # the SDK's module, imported by the first request (its extra has the same name)
+    client_class = ""  # the SDK's async client
 
     def __init__(
         self,
@@ -45,6 +50,22 @@ class ChatBackend:
         self.model_map = dict(model_map or {})
         self.timeout = timeout
         self.max_retries = max_retries
+
+    def _client(self) -> Any:
+        """A new client of the SDK: imported here, never at module import, so that ``prose
+        check`` and ``prose-ls`` never load it."""
+        try:
+            module = importlib.import_module(self.sdk)
+        except ImportError:
+            raise BackendError(
+                f"the {self.name} backend needs the SDK: pip install 'openprose[{self.sdk}]'"
+            ) from None
+        return getattr(module, self.client_class)(
+            api_key=self.api_key,
+            base_url=self.base_url,
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+        )
 
     async def _ask(
         self, step: str, model: str, system: str | None, user: str, max_tokens: int, stream: bool

@@ -17,19 +17,8 @@ from openprose.vm.backends.chat import ChatBackend, describe
 class OpenAIBackend(ChatBackend):
     name = "openai"
 
-    def _client(self) -> Any:
-        try:
-            import openai
-        except ImportError:
-            raise BackendError(
-                "the openai backend needs the SDK: pip install 'openprose[openai]'"
-            ) from None
-        return openai.AsyncOpenAI(
-            api_key=self.api_key,
-            base_url=self.base_url,
-            timeout=self.timeout,
-            max_retries=self.max_retries,
-        )
+    sdk = "openai"
+    client_class = "AsyncOpenAI"
 
     async def _ask(
         self, step: str, model: str, system: str | None, user: str, max_tokens: int, stream: bool
