@@ -31,23 +31,38 @@ def iso(ts: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
 
 
-def write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str, durable: bool = False) -> None:
     """Replace ``path`` with ``text`` so that a reader sees the old or the new file, never
     part of one.  The temporary name is fixed per target: the VM writes from one thread,
-    and a fixed name saves ``mkstemp``'s random names (a third of a binding's cost)."""
+    and a fixed name saves ``mkstemp``'s random names (a third of a binding's cost).
+
+    ``durable``: the file's data is on disk before it replaces the old one, and the
+    directory entry after (what a committed binding needs to survive a power loss)."""
     temporary = path.with_name(f".{path.name}.tmp")
     data = text.encode("utf-8")
     try:
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         try:
             os.write(fd, data)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(temporary, path)
+        if durable:
+            _sync_directory(path.parent)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+def _sync_directory(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 class _Log:
@@ -139,10 +154,16 @@ class RunDirectory:
         return self.bindings / f"{name}{suffix}.md"
 
     def write_binding(
-        self, name: str, kind: str, source: str, value: Value, execution_id: int | None
+        self,
+        name: str,
+        kind: str,
+        source: str,
+        value: Value,
+        execution_id: int | None,
+        durable: bool = False,
     ) -> Path:
         path = self.binding_path(name, execution_id)
-        write_atomic(path, binding_file_text(name, kind, source, value, execution_id))
+        write_atomic(path, binding_file_text(name, kind, source, value, execution_id), durable)
         return path
 
     def record(self, event: ev.Event) -> None:

@@ -1,0 +1,218 @@
+"""The ``filesystem`` state backend (spec/state/filesystem.md), the default.
+
+The run directory of ``rundir.RunDirectory`` (``program.prose``, ``state.md``,
+``bindings/``, ``events.jsonl``, ``inputs.json``), plus ``journal.db``: the journal of
+steps in SQLite (WAL), which is what a resume reads.  No server.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+from openprose.vm import events as ev
+from openprose.vm.rundir import RunDirectory, write_atomic
+from openprose.vm.state.base import RunInfo, StateError, program_hash, value_hash
+from openprose.vm.state.journal import Journal, process_alive
+from openprose.vm.values import Value
+
+JOURNAL = "journal.db"
+IMPORT_NAME = "@import"  # a journal commit naming the directory of a call's program
+
+
+class Replay:
+    """Whether a resumed run is still re-walking what it did before; shared by a run and
+    the programs it calls."""
+
+    def __init__(self, active: bool) -> None:
+        self.active = active
+
+
+class FilesystemStore:
+    state = "filesystem"
+
+    def __init__(self, directory: RunDirectory, journal: Journal, replay: Replay) -> None:
+        self.directory = directory
+        self.run_id = directory.run_id
+        self.path: Path | None = directory.path
+        self._journal = journal
+        self._replay = replay
+
+    @property
+    def journal(self) -> Journal:
+        return self._journal
+
+    @property
+    def replaying(self) -> bool:
+        return self._replay.active
+
+    def went_live(self) -> None:
+        """The run did something it had not done before: from here on it is narrated."""
+        self._replay.active = False
+
+    def commit_binding(
+        self,
+        key: str,
+        name: str,
+        kind: str,
+        source: str,
+        value: Value,
+        execution_id: int | None,
+    ) -> bool:
+        hashed = value_hash(value)
+        if self._journal.committed(key, name, execution_id) == hashed:
+            return False
+        self.went_live()
+        self.directory.write_binding(name, kind, source, value, execution_id, durable=True)
+        self._journal.record_commit(key, name, execution_id, hashed)
+        return True
+
+    def record(self, event: ev.Event) -> None:
+        final = isinstance(event, ev.ProgramEnd)
+        if not self._replay.active or final or isinstance(event, ev.Failure):
+            self.directory.record(event)
+        if final and self.directory.path.parent.name != "imports":
+            assert isinstance(event, ev.ProgramEnd)
+            self._journal.update_run(**end_fields(event))
+        if final:
+            self.directory.close()
+
+    def inputs(self) -> dict[str, Value]:
+        given = self.directory.path / "inputs.json"
+        try:
+            loaded = json.loads(given.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return self._journal.inputs()
+        return loaded if isinstance(loaded, dict) else {}
+
+    def save_inputs(self, inputs: dict[str, Value]) -> None:
+        write_atomic(self.directory.path / "inputs.json", json.dumps(inputs) + "\n", durable=True)
+        self._journal.update_run(inputs=inputs)
+
+    def program_text(self) -> str:
+        return (self.directory.path / "program.prose").read_text(encoding="utf-8")
+
+    def child(self, key: str, name: str, text: str, program_name: str) -> FilesystemStore:
+        root = self.directory.path / "imports"
+        known = self._journal.committed(key, IMPORT_NAME, None)
+        if known is not None and (root / known / "state.md").is_file():
+            directory = RunDirectory(root / known, known)
+            directory.append_state(f"---resume {_now()}")
+        else:
+            directory = _new_import_dir(root, name, text, program_name)
+            self._journal.record_commit(key, IMPORT_NAME, None, directory.run_id)
+        return FilesystemStore(directory, self._journal, self._replay)
+
+    def close(self) -> None:
+        self.directory.close()
+        if self.directory.path.parent.name != "imports":
+            self._journal.close()
+
+
+def end_fields(event: ev.ProgramEnd) -> dict[str, object]:
+    status = {"success": "completed", "error": "failed"}.get(event.status, event.status)
+    return {"status": status, "ended_at": event.ts, "error": event.error}
+
+
+def _now() -> str:
+    import time
+
+    from openprose.vm.rundir import iso
+
+    return iso(time.time())
+
+
+def _new_import_dir(root: Path, name: str, text: str, program_name: str) -> RunDirectory:
+    for n in range(1, 10_000):
+        try:
+            return RunDirectory.create(
+                root, text, program_name, run_id=name if n == 1 else f"{name}-{n}"
+            )
+        except FileExistsError:
+            continue
+    raise FileExistsError(root / name)  # pragma: no cover - ten thousand calls of one program
+
+
+class FilesystemCatalog:
+    """The runs under ``root`` (``.prose/runs``) that have a journal."""
+
+    state = "filesystem"
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def create(
+        self,
+        program_text: str,
+        program_name: str,
+        inputs: dict[str, Value],
+        *,
+        backend: str = "",
+        run_id: str | None = None,
+    ) -> FilesystemStore:
+        directory = RunDirectory.create(self.root, program_text, program_name, run_id)
+        write_atomic(directory.path / "inputs.json", json.dumps(inputs) + "\n", durable=True)
+        journal = Journal.sqlite(directory.path / JOURNAL, directory.run_id)
+        journal.start_run(
+            self.state,
+            program_name,
+            program_text,
+            program_hash(program_text),
+            inputs,
+            backend,
+        )
+        return FilesystemStore(directory, journal, Replay(False))
+
+    def _journal_path(self, run_id: str) -> Path:
+        if not run_id or "/" in run_id or run_id in (".", ".."):
+            raise StateError(f"no run {run_id!r} in {self.root}")
+        path = self.root / run_id / JOURNAL
+        if not path.is_file():
+            raise StateError(f"no run {run_id!r} in {self.root}")
+        return path
+
+    def open(self, run_id: str) -> FilesystemStore:
+        path = self._journal_path(run_id)
+        try:
+            directory = RunDirectory.open(path.parent)
+        except OSError as error:
+            raise StateError(f"cannot open run {run_id}: {error}") from None
+        journal = Journal.sqlite(path, run_id)
+        journal.load()
+        info = journal.run_info()
+        if info is not None and info.status == "running":
+            journal.close()
+            raise StateError(f"run {run_id} is still running (process {info.pid})")
+        journal.claim()
+        directory.append_state(f"---resume {_now()}")
+        replay = Replay(bool(journal.steps or journal.commits))
+        return FilesystemStore(directory, journal, replay)
+
+    def info(self, run_id: str) -> RunInfo:
+        journal = Journal.sqlite(self._journal_path(run_id), run_id)
+        try:
+            info = journal.run_info(str(self.root / run_id))
+        finally:
+            journal.close()
+        if info is None:
+            raise StateError(f"run {run_id} has no summary in its journal")
+        return info
+
+    def runs(self) -> list[RunInfo]:
+        found = []
+        if self.root.is_dir():
+            for entry in sorted(self.root.iterdir(), reverse=True):
+                if (entry / JOURNAL).is_file():
+                    try:
+                        found.append(self.info(entry.name))
+                    except (StateError, OSError, sqlite3.Error):  # a broken run is listed as such
+                        found.append(RunInfo(entry.name, self.state, status="unreadable"))
+        return found
+
+    def remove(self, run_id: str) -> None:
+        info = self.info(run_id)
+        if info.status == "running" and process_alive(info.pid, info.host):
+            raise StateError(f"run {run_id} is still running (process {info.pid})")
+        shutil.rmtree(self.root / run_id)

@@ -1,0 +1,401 @@
+"""The journal of steps: what makes a resumed run exact.
+
+Three tables, the same on every backend that has a database (SQLite in the run directory
+for ``filesystem``, inside ``state.db`` for ``sqlite``, in the ``openprose`` schema for
+``postgres``):
+
+- ``{prefix}journal_steps``: one row per model exchange, keyed by (run, kind, step key),
+  with the input hash, the answer (or the failure) and its usage and cost;
+- ``{prefix}journal_commits``: one row per committed binding, keyed by (run, step key,
+  name, execution_id), with a hash of its value;
+- ``{prefix}journal_runs``: one row per run, the summary ``prose runs`` prints, plus the
+  program's text and the run's inputs (what a resume needs).
+
+Every write is its own transaction, committed before the call returns: with SQLite in WAL
+mode and ``synchronous=FULL`` a committed row survives a crash of the process and of the
+machine.  The whole journal of a run is read once when the run opens (a resume of a
+thousand steps reads one query), then kept in memory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from openprose.vm.state.base import RunInfo, StepRecord
+from openprose.vm.values import Value
+
+ROOT_SCOPE = -1  # execution_id of the root scope (NULL cannot be part of a primary key)
+
+_RUN_FIELDS = (
+    "program_name",
+    "program_hash",
+    "status",
+    "started_at",
+    "ended_at",
+    "backend",
+    "steps",
+    "sessions",
+    "input_tokens",
+    "output_tokens",
+    "cost",
+    "error",
+    "failed_statement",
+    "pid",
+    "host",
+)
+
+
+def schema(prefix: str = "", real: str = "REAL") -> list[str]:
+    return [
+        f"""CREATE TABLE IF NOT EXISTS {prefix}journal_runs (
+            run_id TEXT PRIMARY KEY,
+            state TEXT NOT NULL,
+            program_name TEXT NOT NULL DEFAULT '',
+            program_hash TEXT NOT NULL DEFAULT '',
+            program_text TEXT NOT NULL DEFAULT '',
+            inputs TEXT NOT NULL DEFAULT '{{}}',
+            status TEXT NOT NULL DEFAULT 'running',
+            started_at {real} NOT NULL DEFAULT 0,
+            ended_at {real},
+            backend TEXT NOT NULL DEFAULT '',
+            steps INTEGER NOT NULL DEFAULT 0,
+            sessions INTEGER NOT NULL DEFAULT 0,
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0,
+            cost {real} NOT NULL DEFAULT 0,
+            error TEXT NOT NULL DEFAULT '',
+            failed_statement TEXT NOT NULL DEFAULT '',
+            pid INTEGER,
+            host TEXT NOT NULL DEFAULT ''
+        )""",
+        f"""CREATE TABLE IF NOT EXISTS {prefix}journal_steps (
+            run_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            key TEXT NOT NULL,
+            hash TEXT NOT NULL,
+            result TEXT,
+            error TEXT,
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0,
+            cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+            cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+            cost {real} NOT NULL DEFAULT 0,
+            recorded_at {real} NOT NULL,
+            PRIMARY KEY (run_id, kind, key)
+        )""",
+        f"""CREATE TABLE IF NOT EXISTS {prefix}journal_commits (
+            run_id TEXT NOT NULL,
+            key TEXT NOT NULL,
+            name TEXT NOT NULL,
+            execution_id INTEGER NOT NULL,
+            value_hash TEXT NOT NULL,
+            recorded_at {real} NOT NULL,
+            PRIMARY KEY (run_id, key, name, execution_id)
+        )""",
+    ]
+
+
+Transaction = Callable[[], contextlib.AbstractContextManager[Any]]
+
+
+class Journal:
+    """One run's journal over a DB-API connection.  ``placeholder`` is the driver's
+    parameter marker (``?`` for sqlite3, ``%s`` for psycopg); ``transaction`` opens a
+    transaction on the connection and commits it on exit."""
+
+    def __init__(
+        self,
+        connection: Any,
+        run_id: str,
+        *,
+        transaction: Transaction,
+        prefix: str = "",
+        placeholder: str = "?",
+        real: str = "REAL",
+        owns_connection: bool = True,
+    ) -> None:
+        self.connection = connection
+        self.run_id = run_id
+        self.prefix = prefix
+        self.placeholder = placeholder
+        self.real = real
+        self._transaction = transaction
+        self._owns = owns_connection
+        self._lock = threading.Lock()  # sessions of claude-code answer from worker threads
+        self.steps: dict[tuple[str, str], StepRecord] = {}
+        self.commits: dict[tuple[str, str, int], str] = {}
+
+    # ------------------------------------------------------------------ opening
+
+    @classmethod
+    def sqlite(cls, path: Path, run_id: str, prefix: str = "") -> Journal:
+        connection = connect_sqlite(path)
+        journal = cls(connection, run_id, transaction=sqlite_transaction(connection), prefix=prefix)
+        journal.create_tables()
+        return journal
+
+    def create_tables(self) -> None:
+        with self._transaction() as cursor:
+            for statement in schema(self.prefix, self.real):
+                cursor.execute(statement)
+
+    def _sql(self, text: str) -> str:
+        text = text.replace("{p}", self.prefix)
+        return text if self.placeholder == "?" else text.replace("?", self.placeholder)
+
+    def load(self) -> None:
+        """Read the run's steps and commits (once, when a run is resumed)."""
+        with self._transaction() as cursor:
+            cursor.execute(
+                self._sql(
+                    "SELECT kind, key, hash, result, error, input_tokens, output_tokens, "
+                    "cache_read_tokens, cache_write_tokens, cost FROM {p}journal_steps "
+                    "WHERE run_id = ?"
+                ),
+                (self.run_id,),
+            )
+            for row in cursor.fetchall():
+                kind, key, hashed, result, error, i, o, cr, cw, cost = row
+                self.steps[(kind, key)] = StepRecord(
+                    kind,
+                    key,
+                    hashed,
+                    json.loads(result) if result is not None else None,
+                    error,
+                    {
+                        "input_tokens": i,
+                        "output_tokens": o,
+                        "cache_read_tokens": cr,
+                        "cache_write_tokens": cw,
+                    },
+                    cost,
+                )
+            cursor.execute(
+                self._sql(
+                    "SELECT key, name, execution_id, value_hash FROM {p}journal_commits "
+                    "WHERE run_id = ?"
+                ),
+                (self.run_id,),
+            )
+            for key, name, execution_id, hashed in cursor.fetchall():
+                self.commits[(key, name, execution_id)] = hashed
+
+    # ------------------------------------------------------------------ steps
+
+    def step(self, kind: str, key: str) -> StepRecord | None:
+        return self.steps.get((kind, key))
+
+    def record_step(self, record: StepRecord, *, session: bool = False) -> None:
+        usage = record.usage
+        values = (
+            self.run_id,
+            record.kind,
+            record.key,
+            record.hash,
+            json.dumps(record.result, ensure_ascii=False) if record.result is not None else None,
+            record.error,
+            usage.get("input_tokens", 0),
+            usage.get("output_tokens", 0),
+            usage.get("cache_read_tokens", 0),
+            usage.get("cache_write_tokens", 0),
+            record.cost,
+            time.time(),
+        )
+        with self._lock, self._transaction() as cursor:
+            # A step that ran again (it was in flight when the run died, or its input
+            # changed under --force) replaces its row: the journal holds the last answer.
+            cursor.execute(
+                self._sql(
+                    "INSERT INTO {p}journal_steps (run_id, kind, key, hash, result, error, "
+                    "input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, "
+                    "cost, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT (run_id, kind, key) DO UPDATE SET hash = excluded.hash, "
+                    "result = excluded.result, error = excluded.error, "
+                    "input_tokens = excluded.input_tokens, "
+                    "output_tokens = excluded.output_tokens, "
+                    "cache_read_tokens = excluded.cache_read_tokens, "
+                    "cache_write_tokens = excluded.cache_write_tokens, "
+                    "cost = excluded.cost, recorded_at = excluded.recorded_at"
+                ),
+                values,
+            )
+            cursor.execute(
+                self._sql(
+                    "UPDATE {p}journal_runs SET steps = steps + 1, sessions = sessions + ?, "
+                    "input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, "
+                    "cost = cost + ? WHERE run_id = ?"
+                ),
+                (
+                    1 if session else 0,
+                    usage.get("input_tokens", 0),
+                    usage.get("output_tokens", 0),
+                    record.cost,
+                    self.run_id,
+                ),
+            )
+        self.steps[(record.kind, record.key)] = record
+
+    # ------------------------------------------------------------------ commits
+
+    def committed(self, key: str, name: str, execution_id: int | None) -> str | None:
+        scope = ROOT_SCOPE if execution_id is None else execution_id
+        return self.commits.get((key, name, scope))
+
+    def record_commit(self, key: str, name: str, execution_id: int | None, hashed: str) -> None:
+        scope = ROOT_SCOPE if execution_id is None else execution_id
+        with self._lock, self._transaction() as cursor:
+            cursor.execute(
+                self._sql(
+                    "INSERT INTO {p}journal_commits (run_id, key, name, execution_id, "
+                    "value_hash, recorded_at) VALUES (?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT (run_id, key, name, execution_id) DO UPDATE SET "
+                    "value_hash = excluded.value_hash, recorded_at = excluded.recorded_at"
+                ),
+                (self.run_id, key, name, scope, hashed, time.time()),
+            )
+        self.commits[(key, name, scope)] = hashed
+
+    # ------------------------------------------------------------------ the run
+
+    def start_run(
+        self,
+        state: str,
+        program_name: str,
+        program_text: str,
+        program_hash: str,
+        inputs: dict[str, Value],
+        backend: str,
+    ) -> None:
+        with self._lock, self._transaction() as cursor:
+            cursor.execute(
+                self._sql(
+                    "INSERT INTO {p}journal_runs (run_id, state, program_name, program_hash, "
+                    "program_text, inputs, status, started_at, backend, pid, host) "
+                    "VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?)"
+                ),
+                (
+                    self.run_id,
+                    state,
+                    program_name,
+                    program_hash,
+                    program_text,
+                    json.dumps(inputs, ensure_ascii=False),
+                    time.time(),
+                    backend,
+                    os.getpid(),
+                    socket.gethostname(),
+                ),
+            )
+
+    def update_run(self, **fields: Any) -> None:
+        if "inputs" in fields:
+            fields["inputs"] = json.dumps(fields["inputs"], ensure_ascii=False)
+        names = sorted(fields)
+        assignments = ", ".join(f"{name} = ?" for name in names)
+        with self._lock, self._transaction() as cursor:
+            cursor.execute(
+                self._sql(f"UPDATE {{p}}journal_runs SET {assignments} WHERE run_id = ?"),
+                (*[fields[n] for n in names], self.run_id),
+            )
+
+    def claim(self) -> None:
+        """This process now runs the run (a resume): status running, our pid."""
+        self.update_run(status="running", pid=os.getpid(), host=socket.gethostname(), ended_at=None)
+
+    def run_row(self) -> dict[str, Any] | None:
+        with self._transaction() as cursor:
+            cursor.execute(
+                self._sql("SELECT * FROM {p}journal_runs WHERE run_id = ?"), (self.run_id,)
+            )
+            row = cursor.fetchone()
+            if row is None:
+                return None
+            names = [d[0] for d in cursor.description]
+        return dict(zip(names, row, strict=True))
+
+    def inputs(self) -> dict[str, Value]:
+        row = self.run_row()
+        return json.loads(row["inputs"]) if row else {}
+
+    def program_text(self) -> str:
+        row = self.run_row()
+        return str(row["program_text"]) if row else ""
+
+    def run_info(self, location: str = "") -> RunInfo | None:
+        row = self.run_row()
+        return info_from_row(row, location) if row else None
+
+    def close(self) -> None:
+        if self._owns:
+            with contextlib.suppress(Exception):
+                self.connection.close()
+
+
+def info_from_row(row: dict[str, Any], location: str = "") -> RunInfo:
+    info = RunInfo(run_id=row["run_id"], state=row["state"], location=location)
+    for name in _RUN_FIELDS:
+        if row.get(name) is not None:
+            setattr(info, name, row[name])
+    if info.status == "running" and not process_alive(info.pid, info.host):
+        info.status = "interrupted"
+    return info
+
+
+def process_alive(pid: int | None, host: str) -> bool:
+    """Whether the process that claimed a run still runs.  A run claimed on another host
+    is taken to be alive: we cannot tell, and a resume must not race it."""
+    if pid is None:
+        return False
+    if host and host != socket.gethostname():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return _not_zombie(pid)
+
+
+def _not_zombie(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return status.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+def connect_sqlite(path: Path) -> sqlite3.Connection:
+    """A connection in autocommit mode, WAL, ``synchronous=FULL`` (a commit is on disk
+    when it returns), waiting up to 10 s for another writer."""
+    connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=10)
+    connection.execute("PRAGMA journal_mode=WAL")
+    connection.execute("PRAGMA synchronous=FULL")
+    return connection
+
+
+def sqlite_transaction(connection: sqlite3.Connection) -> Transaction:
+    @contextlib.contextmanager
+    def transaction() -> Iterator[sqlite3.Cursor]:
+        cursor = connection.cursor()
+        cursor.execute("BEGIN IMMEDIATE")
+        try:
+            yield cursor
+        except BaseException:
+            connection.rollback()
+            raise
+        else:
+            cursor.execute("COMMIT")
+        finally:
+            cursor.close()
+
+    return transaction
