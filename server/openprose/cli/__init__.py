@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from openprose import __version__
-from openprose.cli import check, compile, fmt, run
+from openprose.cli import check, compile, fmt, run, runs, state
 
 PROG = "prose"
 
@@ -62,6 +62,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_arguments(run_parser)
     run_parser.set_defaults(handler=run.run)
+
+    runs_parser = commands.add_parser(
+        "runs",
+        help="list, show, remove or resume the runs of a project",
+        description="The runs of a project (.prose/runs): list them, show one, remove one, "
+        "or resume one. Exit status: 0 when done, 1 when a resumed run failed or a removal was "
+        "declined, 2 for a usage error (an unknown run id, a run still running).",
+    )
+    runs.add_arguments(runs_parser)
+
+    state_parser = commands.add_parser(
+        "state",
+        help="describe, reset or compact the state of a run or an agent",
+        description="The state control plane: describe, reset or compact the stores of a run "
+        "(bindings, narration, journal, agents, imports) or the memory of a persistent agent. "
+        "Exit status: 0 when done, 1 when a store refused or failed (see errors), 2 for a "
+        "usage error.",
+    )
+    state.add_arguments(state_parser)
 
     lsp_parser = commands.add_parser(
         "lsp",

@@ -1,0 +1,374 @@
+"""``prose runs list|show|rm|resume``: the runs of a project and their summaries (docs/run.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from openprose.vm.state.base import BACKENDS
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+# Without --state, `list` shows the backends that keep their runs under the runs root.
+LOCAL_STATES = ("filesystem", "sqlite")
+
+
+class UsageError(Exception):
+    pass
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="runs_command", metavar="ACTION", required=True)
+    listing = actions.add_parser("list", help="the runs, newest first", description=LIST_HELP)
+    _common(listing)
+    listing.add_argument("--json", action="store_true", help="print the runs as a JSON array")
+    listing.set_defaults(handler=list_runs)
+
+    show = actions.add_parser("show", help="one run's summary and bindings")
+    show.add_argument("run_id", metavar="RUN_ID")
+    _common(show)
+    show.add_argument("--json", action="store_true", help="print the run as a JSON object")
+    show.set_defaults(handler=show_run)
+
+    remove = actions.add_parser("rm", help="remove a run and all its state")
+    remove.add_argument("run_id", metavar="RUN_ID")
+    _common(remove)
+    remove.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    remove.set_defaults(handler=remove_run)
+
+    resume = actions.add_parser(
+        "resume",
+        help="continue an interrupted or failed run (the same as prose run --resume RUN_ID)",
+    )
+    resume.add_argument("run_id", metavar="RUN_ID")
+    _common(resume)
+    resume.add_argument(
+        "--force", action="store_true", help="resume even though the program changed"
+    )
+    resume.add_argument(
+        "rest",
+        nargs=argparse.REMAINDER,
+        metavar="...",
+        help="more options of prose run (--backend, --trace, --json, ...)",
+    )
+    resume.set_defaults(handler=resume_run)
+
+
+LIST_HELP = (
+    "The runs under the runs root, newest first: status (running, completed, failed, "
+    "interrupted, cancelled), program, start, duration, steps, tokens, cost and the failing "
+    "statement. Without --state, the runs of the filesystem and sqlite backends together."
+)
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--state",
+        choices=BACKENDS,
+        help="the state backend (default: filesystem and sqlite, which keep runs under "
+        "the runs root)",
+    )
+    parser.add_argument(
+        "--run-dir",
+        metavar="DIR",
+        help="where run directories are (default: .prose/runs in the current directory)",
+    )
+
+
+def runs_root(args: argparse.Namespace) -> Path:
+    return Path(args.run_dir).resolve() if args.run_dir else Path.cwd() / ".prose" / "runs"
+
+
+def chosen_states(args: argparse.Namespace) -> tuple[str, ...]:
+    return (args.state,) if args.state else LOCAL_STATES
+
+
+def catalogs(args: argparse.Namespace) -> list[Any]:
+    """The catalogs to look in; a backend given with --state that cannot be opened is a
+    usage error, one only implied is left out."""
+    from openprose.vm.state import StateError, open_catalog
+
+    found = []
+    for state in chosen_states(args):
+        try:
+            found.append(open_catalog(state, runs_root(args)))
+        except (StateError, ImportError) as error:
+            if args.state:
+                raise UsageError(f"the {state} state backend is not available: {error}") from None
+    return found
+
+
+def all_runs(args: argparse.Namespace) -> list[Any]:
+    from openprose.vm.state import StateError
+
+    infos = []
+    for catalog in catalogs(args):
+        try:
+            infos.extend(catalog.runs())
+        except (StateError, OSError) as error:
+            raise UsageError(str(error)) from None
+    infos.sort(key=lambda info: (info.started_at, info.run_id), reverse=True)
+    return infos
+
+
+def find(args: argparse.Namespace, run_id: str) -> tuple[Any, Any]:
+    """The catalog that has ``run_id`` and the run's summary; a usage error naming a near
+    run id when none has it."""
+    from openprose.vm.state import StateError
+    from openprose.vm.state.control import no_run_message
+
+    opened = catalogs(args)
+    problems = []
+    for catalog in opened:
+        try:
+            return catalog, catalog.info(run_id)
+        except StateError as error:
+            problems.append(str(error))
+        except OSError as error:
+            raise UsageError(f"cannot read run {run_id}: {error}") from None
+    # A run a catalog knows but cannot read says so; otherwise: no such run, maybe a near one.
+    for problem in problems:
+        if not problem.startswith("no run "):
+            raise UsageError(problem)
+    known: list[str] = []
+    for catalog in opened:
+        try:
+            known.extend(info.run_id for info in catalog.runs())
+        except (StateError, OSError):
+            continue
+    raise UsageError(no_run_message(run_id, runs_root(args), sorted(known, reverse=True)))
+
+
+def _handled(action: Any) -> Any:
+    def handler(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+        try:
+            status: int = action(args, stdout, stderr)
+        except UsageError as error:
+            print(f"prose: error: {error}", file=stderr)
+            return EXIT_USAGE
+        return status
+
+    handler.__name__ = action.__name__
+    return handler
+
+
+# ---------------------------------------------------------------------- list
+
+
+def when(ts: float | None) -> str:
+    if not ts:
+        return "-"
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
+
+
+def span(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, secs = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{minutes}m{secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
+
+
+def row(info: Any) -> list[str]:
+    return [
+        info.run_id,
+        info.status,
+        info.program_name or "-",
+        when(info.started_at),
+        span(info.duration),
+        str(info.steps),
+        str(info.input_tokens + info.output_tokens),
+        f"${info.cost:.2f}",
+        info.failed_statement or "",
+    ]
+
+
+HEADER = [
+    "RUN ID",
+    "STATUS",
+    "PROGRAM",
+    "STARTED",
+    "DURATION",
+    "STEPS",
+    "TOKENS",
+    "COST",
+    "FAILED AT",
+]
+
+
+def table(rows: Sequence[Sequence[str]]) -> str:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    numeric = {4, 5, 6, 7}
+    lines = []
+    for cells in rows:
+        parts = [
+            cell.rjust(widths[i]) if i in numeric else cell.ljust(widths[i])
+            for i, cell in enumerate(cells)
+        ]
+        lines.append("  ".join(parts).rstrip())
+    return "\n".join(lines)
+
+
+@_handled
+def list_runs(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    infos = all_runs(args)
+    if args.json:
+        json.dump([info.to_json() for info in infos], stdout, ensure_ascii=False, indent=2)
+        stdout.write("\n")
+        return EXIT_OK
+    if not infos:
+        print(f"prose: no runs in {runs_root(args)}", file=stderr)
+        return EXIT_OK
+    print(table([HEADER, *(row(info) for info in infos)]), file=stdout)
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------- show
+
+
+def bindings_of(info: Any, root: Path) -> list[dict[str, Any]] | None:
+    """The run's bindings where its backend keeps them readable (None: it does not)."""
+    from openprose.vm.state import control
+
+    if info.state not in LOCAL_STATES:
+        return None
+    place = control.RunPlace(info.run_id, info.state, root / info.run_id)
+    stores, _ = control.run_stores(place)
+    store = next(s for s in stores if s.name == "bindings")
+    report = store.describe(True)
+    data = report.data
+    if isinstance(data, dict):  # a sqlite run: rows of its bindings table
+        rows = data.get("sqlitetables", {}).get("bindings", [])
+        return [
+            {
+                "name": r["name"],
+                "kind": r["kind"],
+                "execution_id": r["execution_id"],
+                "value": r["value"],
+            }
+            for r in rows
+        ]
+    return list(data or [])
+
+
+@_handled
+def show_run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    import sqlite3
+
+    _, info = find(args, args.run_id)
+    try:
+        bindings = bindings_of(info, runs_root(args))
+    except (OSError, sqlite3.Error, UnicodeDecodeError) as error:
+        print(f"prose: warning: cannot read the bindings of {info.run_id}: {error}", file=stderr)
+        bindings = None
+    if args.json:
+        payload = info.to_json()
+        payload["bindings"] = bindings
+        json.dump(payload, stdout, ensure_ascii=False, indent=2, default=str)
+        stdout.write("\n")
+        return EXIT_OK
+    fields = [
+        ("run", info.run_id),
+        ("status", info.status),
+        ("program", info.program_name or "-"),
+        ("state", info.state),
+        ("location", info.location or "-"),
+        ("backend", info.backend or "-"),
+        ("started", when(info.started_at)),
+        ("ended", when(info.ended_at)),
+        ("duration", span(info.duration)),
+        ("steps", str(info.steps)),
+        ("sessions", str(info.sessions)),
+        ("tokens", f"{info.input_tokens} in, {info.output_tokens} out"),
+        ("cost", f"${info.cost:.4f}"),
+        ("process", f"{info.pid} on {info.host}" if info.pid else "-"),
+    ]
+    if info.failed_statement:
+        fields.append(("failed at", info.failed_statement))
+    if info.error:
+        fields.append(("error", info.error))
+    width = max(len(name) for name, _ in fields)
+    for name, value in fields:
+        print(f"{name + ':':<{width + 1}} {value}", file=stdout)
+    if bindings:
+        print("bindings:", file=stdout)
+        for binding in bindings:
+            scope = (
+                f"__{binding['execution_id']}" if binding.get("execution_id") is not None else ""
+            )
+            kind = f" ({binding['kind']})" if binding.get("kind") else ""
+            value = " ".join(str(binding.get("value", "")).split())
+            value = value if len(value) <= 80 else value[:79] + "…"
+            print(f"  {binding['name']}{scope}{kind} = {value}", file=stdout)
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------- rm
+
+
+def confirm(question: str, stderr: TextIO) -> bool:
+    print(f"prose: {question} [y/N] ", end="", file=stderr, flush=True)
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
+@_handled
+def remove_run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    from openprose.vm.state import StateError
+    from openprose.vm.state.journal import process_alive
+
+    catalog, info = find(args, args.run_id)
+    if info.status == "running" and process_alive(info.pid, info.host):
+        raise UsageError(f"run {info.run_id} is still running (process {info.pid}): stop it first")
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise UsageError(f"removing run {info.run_id} needs --yes when not asked on a terminal")
+        if not confirm(f"remove run {info.run_id} and all its state?", stderr):
+            print("prose: nothing removed", file=stderr)
+            return EXIT_FAILED
+    try:
+        catalog.remove(info.run_id)
+    except (StateError, OSError) as error:
+        raise UsageError(f"cannot remove run {info.run_id}: {error}") from None
+    print(f"prose: removed run {info.run_id}", file=stderr)
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------- resume
+
+
+def resume_argv(args: argparse.Namespace, info: Any) -> list[str]:
+    """``prose run --resume RUN_ID`` with this command's options."""
+    argv = ["--resume", info.run_id, "--state", info.state]
+    if args.force:
+        argv.append("--force")
+    if args.run_dir:
+        argv += ["--run-dir", args.run_dir]
+    rest = list(args.rest or [])
+    if rest and rest[0] == "--":
+        rest = rest[1:]
+    return argv + rest
+
+
+@_handled
+def resume_run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    from openprose.cli import run
+
+    _, info = find(args, args.run_id)
+    parser = argparse.ArgumentParser(prog="prose run", add_help=False)
+    run.add_arguments(parser)
+    argv = resume_argv(args, info)
+    try:
+        run_args = parser.parse_args(argv)
+    except SystemExit as stop:  # argparse printed the reason
+        return int(stop.code or EXIT_USAGE)
+    return run.run(run_args, stdout, stderr)

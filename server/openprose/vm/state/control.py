@@ -1,0 +1,1125 @@
+"""The state control plane (seed 003): describe, reset and compact what state exists.
+
+A target is one run (its stores: ``bindings``, ``narration``, ``journal``, ``agents`` (its
+run-scoped agent memory) and ``imports``), one persistent agent (its memory in the project
+and user scopes), or, for a reset only, everything of the project.  Every operation answers
+a ``StateReport``: what each store holds, what was cleared or compacted, what was asked
+for and does not exist, and the errors of single stores (one broken store never hides the
+others).
+
+A reset is done precisely or not at all: a store that cannot clear exactly the target's
+state (a run still running, a database shared with other projects) refuses, and the refusal
+is in ``errors``; nothing wider is ever cleared instead.  A reset of a run clears its state
+but keeps the run itself (its program, inputs and summary): resumed, it starts over.
+``prose runs rm`` removes a run.
+
+The store layouts read here are the spec's: the run directory of ``filesystem``, the
+``state.db`` of ``sqlite`` (spec/state/sqlite.md, plus the journal's tables), and the
+memory directories and ``agents.db`` files of persistent agents.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import shutil
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from openprose.vm.rundir import write_atomic
+from openprose.vm.state.base import StateError
+from openprose.vm.state.journal import process_alive
+
+OPERATIONS = ("describe", "reset", "compact")
+STRATEGIES = ("recent", "tokens")
+RUN_STORES = ("bindings", "narration", "journal", "agents", "imports")
+JOURNAL_FILE = "journal.db"
+SQLITE_FILE = "state.db"
+AGENTS_DB = "agents.db"
+SQLITE_PREFIX = "x_"  # the journal's tables in a sqlite run's state.db (vm/state/sqlite.py)
+_JOURNAL_TABLES = ("journal_steps", "journal_commits")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
+_UNDERSTANDING = "## Current Understanding\n\n"
+_HISTORY = "## Compacted History\n\n"
+
+
+# ---------------------------------------------------------------------- the report
+
+
+@dataclass
+class StoreReport:
+    name: str
+    enabled: bool = True
+    exists: bool = False
+    counts: dict[str, int] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    data: Any = None
+
+
+@dataclass
+class StoreError:
+    store: str
+    message: str
+
+
+@dataclass
+class StateReport:
+    """The seed's ``StateOperationResult``; the target is ``run_id`` or ``agent`` (both
+    None: the whole project)."""
+
+    operation: str
+    run_id: str | None = None
+    agent: str | None = None
+    stores: list[StoreReport] = field(default_factory=list)
+    cleared: list[str] = field(default_factory=list)
+    compacted: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    errors: list[StoreError] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def render(self) -> str:
+        """The report as text for a terminal (no data: that is for ``--json``)."""
+        target = (
+            f"run {self.run_id}"
+            if self.run_id
+            else f"agent {self.agent}"
+            if self.agent
+            else "the project"
+        )
+        lines = [f"{self.operation} {target}"]
+        for store in self.stores:
+            if not store.enabled:
+                state = "not enabled"
+            elif not store.exists:
+                state = "empty"
+            else:
+                state = ", ".join(f"{n} {k}" for k, n in store.counts.items()) or "present"
+            where = store.metadata.get("path") or store.metadata.get("location")
+            suffix = f"  ({where})" if where else ""
+            lines.append(f"  {store.name:<22} {state}{suffix}")
+            if isinstance(store.data, str):
+                lines.extend("    " + line for line in store.data.splitlines())
+            elif store.data:
+                lines.extend(f"    {_one_line(item)}" for item in _items(store.data))
+        for title, names in (
+            ("cleared", self.cleared),
+            ("compacted", self.compacted),
+            ("missing", self.missing),
+        ):
+            if names:
+                lines.append(f"{title}: {', '.join(names)}")
+        lines.extend(f"error: {error.store}: {error.message}" for error in self.errors)
+        return "\n".join(lines)
+
+
+def _items(data: Any) -> list[Any]:
+    if isinstance(data, dict):
+        return [f"{k}: {_one_line(v)}" for k, v in data.items()]
+    return list(data) if isinstance(data, list) else [data]
+
+
+def _one_line(value: Any, width: int = 100) -> str:
+    if isinstance(value, dict):
+        value = ", ".join(f"{k}={v}" for k, v in value.items())
+    text = " ".join(str(value).split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+# ---------------------------------------------------------------------- targets
+
+
+@dataclass(frozen=True)
+class Target:
+    """What an operation is about, and where the project's state is.  ``states``: the
+    backends a run is looked for in (default filesystem and sqlite, which live under
+    ``runs_root``); ``scopes``: the agent memory scopes (project, user)."""
+
+    runs_root: Path
+    run_id: str | None = None
+    agent: str | None = None
+    all: bool = False
+    project_root: Path | None = None
+    home: Path | None = None
+    states: tuple[str, ...] = ("filesystem", "sqlite")
+    scopes: tuple[str, ...] = ("project", "user")
+
+    @property
+    def project(self) -> Path:
+        return self.project_root if self.project_root is not None else self.runs_root.parent.parent
+
+    @property
+    def user_home(self) -> Path:
+        return self.home if self.home is not None else Path.home()
+
+    def checked(self) -> Target:
+        if sum((self.run_id is not None, self.agent is not None, self.all)) > 1:
+            raise StateError("give one target: a run id, an agent, or everything")
+        if self.run_id is not None and not _is_run_id(self.run_id):
+            raise StateError(f"{self.run_id!r} is not a run id")
+        if self.agent is not None and not _NAME.match(self.agent):
+            raise StateError(f"{self.agent!r} is not an agent name")
+        return self
+
+
+def _is_run_id(run_id: str) -> bool:
+    return bool(run_id) and "/" not in run_id and "\\" not in run_id and run_id not in (".", "..")
+
+
+# ---------------------------------------------------------------------- stores
+
+
+class Store(Protocol):
+    name: str
+
+    def describe(self, include_data: bool) -> StoreReport: ...
+
+    def refusal(self) -> str | None:
+        """Why this store cannot be reset precisely now (None: it can)."""
+        ...
+
+    def reset(self) -> None: ...
+
+
+class NotCompactable(Exception):
+    pass
+
+
+def _count_lines(path: Path) -> int:
+    try:
+        with path.open("rb") as handle:
+            return sum(1 for _ in handle)
+    except FileNotFoundError:
+        return 0
+
+
+class FileBindings:
+    name = "bindings"
+
+    def __init__(self, run_path: Path) -> None:
+        self.directory = run_path / "bindings"
+
+    def files(self) -> list[Path]:
+        if not self.directory.is_dir():
+            return []
+        return sorted(p for p in self.directory.iterdir() if p.suffix == ".md" and p.is_file())
+
+    def describe(self, include_data: bool) -> StoreReport:
+        files = self.files()
+        scoped = sum(1 for p in files if "__" in p.stem)
+        report = StoreReport(
+            self.name,
+            exists=bool(files),
+            counts={"bindings": len(files), "scoped": scoped},
+            metadata={"path": str(self.directory)},
+        )
+        if include_data:
+            report.data = [parse_binding(p.read_text(encoding="utf-8"), p.stem) for p in files]
+        return report
+
+    def refusal(self) -> str | None:
+        return None
+
+    def reset(self) -> None:
+        for path in self.files():
+            path.unlink()
+
+
+def parse_binding(text: str, stem: str = "") -> dict[str, Any]:
+    """A binding file of rundir.binding_file_text: name, kind, execution_id and value."""
+    head, sep, value = text.partition("\n---\n\n")
+    name = stem.split("__", 1)[0]
+    kind, execution_id = "", None
+    for line in head.splitlines():
+        if line.startswith("# ") and not name:
+            name = line[2:].strip()
+        elif line.startswith("kind: "):
+            kind = line[6:].strip()
+        elif line.startswith("execution_id: "):
+            with contextlib.suppress(ValueError):
+                execution_id = int(line[14:])
+    return {
+        "name": name,
+        "kind": kind,
+        "execution_id": execution_id,
+        "value": value.rstrip("\n") if sep else text,
+    }
+
+
+class FileNarration:
+    name = "narration"
+
+    def __init__(self, run_path: Path) -> None:
+        self.state = run_path / "state.md"
+        self.events = run_path / "events.jsonl"
+
+    def describe(self, include_data: bool) -> StoreReport:
+        markers = max(0, _count_lines(self.state) - 2)  # the title and its blank line
+        events = _count_lines(self.events)
+        report = StoreReport(
+            self.name,
+            exists=bool(markers or events),
+            counts={"markers": markers, "events": events},
+            metadata={"path": str(self.state)},
+        )
+        if include_data and self.state.is_file():
+            report.data = self.state.read_text(encoding="utf-8")
+        return report
+
+    def refusal(self) -> str | None:
+        return None
+
+    def reset(self) -> None:
+        if self.state.is_file():
+            title = self.state.read_text(encoding="utf-8").split("\n", 1)[0]
+            write_atomic(self.state, f"{title}\n\n", durable=True)
+        self.events.unlink(missing_ok=True)
+
+
+def _sqlite(path: Path) -> sqlite3.Connection:
+    # No WAL pragma here: describing a store must not change its file.
+    connection = sqlite3.connect(path, isolation_level=None, timeout=10)
+    connection.execute("PRAGMA busy_timeout=10000")
+    return connection
+
+
+@contextlib.contextmanager
+def _transaction(path: Path) -> Iterator[sqlite3.Cursor]:
+    connection = _sqlite(path)
+    try:
+        cursor = connection.cursor()
+        cursor.execute("BEGIN IMMEDIATE")
+        try:
+            yield cursor
+        except BaseException:
+            connection.rollback()
+            raise
+        cursor.execute("COMMIT")
+    finally:
+        connection.close()
+
+
+def _tables(cursor: sqlite3.Cursor) -> set[str]:
+    cursor.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+    return {row[0] for row in cursor.fetchall()}
+
+
+def _rows(cursor: sqlite3.Cursor, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+    cursor.execute(sql, tuple(params))
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+class Journal:
+    """The journal of steps of a run: ``journal.db`` (filesystem) or the journal's tables
+    in ``state.db`` (sqlite).  A reset empties the run's steps and commits and its counters;
+    the run's summary, program and inputs stay (a resume then starts over)."""
+
+    name = "journal"
+
+    def __init__(
+        self, database: Path, run_id: str, legacy: Path | None = None, prefix: str = ""
+    ) -> None:
+        self.database = database
+        self.run_id = run_id
+        self.legacy = legacy  # journal.jsonl of runs made before journal.db
+        self.prefix = prefix  # "x_" in a sqlite run's state.db (the spec's extension prefix)
+
+    def describe(self, include_data: bool) -> StoreReport:
+        report = StoreReport(self.name, metadata={"path": str(self.database)})
+        legacy = _count_lines(self.legacy) if self.legacy else 0
+        if legacy:
+            report.counts["legacy_records"] = legacy
+        if not self.database.is_file():
+            report.exists = bool(legacy)
+            return report
+        with contextlib.closing(_sqlite(self.database)) as connection:
+            cursor = connection.cursor()
+            if not {self.prefix + t for t in _JOURNAL_TABLES} <= _tables(cursor):
+                report.exists = bool(legacy)
+                return report
+            kinds = _rows(
+                cursor,
+                f"SELECT kind, COUNT(*) AS n FROM {self.prefix}journal_steps WHERE run_id = ? "
+                "GROUP BY kind",
+                (self.run_id,),
+            )
+            steps = sum(int(row["n"]) for row in kinds)
+            (commits,) = cursor.execute(
+                f"SELECT COUNT(*) FROM {self.prefix}journal_commits WHERE run_id = ?",
+                (self.run_id,),
+            ).fetchone()
+            report.counts.update(steps=steps, commits=int(commits))
+            report.metadata["kinds"] = {row["kind"]: int(row["n"]) for row in kinds}
+            report.exists = bool(steps or commits or legacy)
+            if include_data:
+                report.data = _rows(
+                    cursor,
+                    "SELECT kind, key, hash, error, input_tokens, output_tokens, cost "
+                    f"FROM {self.prefix}journal_steps WHERE run_id = ? ORDER BY recorded_at",
+                    (self.run_id,),
+                )
+        return report
+
+    def refusal(self) -> str | None:
+        return None
+
+    def reset(self) -> None:
+        if self.database.is_file():
+            with _transaction(self.database) as cursor:
+                tables = _tables(cursor)
+                for table in (self.prefix + t for t in _JOURNAL_TABLES):
+                    if table in tables:
+                        cursor.execute(f"DELETE FROM {table} WHERE run_id = ?", (self.run_id,))
+                if f"{self.prefix}journal_runs" in tables:
+                    cursor.execute(
+                        f"UPDATE {self.prefix}journal_runs SET steps = 0, sessions = 0, "
+                        "input_tokens = 0, output_tokens = 0, cost = 0, error = '', "
+                        "failed_statement = '', "
+                        "ended_at = NULL, status = 'interrupted' WHERE run_id = ?",
+                        (self.run_id,),
+                    )
+        if self.legacy is not None:
+            self.legacy.unlink(missing_ok=True)
+
+
+class Tree:
+    """A directory of a run that belongs to one store whole (``agents/``, ``imports/``)."""
+
+    def __init__(self, name: str, directory: Path, unit: str, *, files: bool = False) -> None:
+        self.name = name
+        self.directory = directory
+        self.unit = unit
+        self.files = files  # its entries are files (attachments), not directories
+
+    def entries(self) -> list[Path]:
+        if not self.directory.is_dir():
+            return []
+        return sorted(p for p in self.directory.iterdir() if p.is_file() == self.files)
+
+    def describe(self, include_data: bool) -> StoreReport:
+        entries = self.entries()
+        report = StoreReport(
+            self.name,
+            exists=bool(entries),
+            counts={self.unit: len(entries)},
+            metadata={"path": str(self.directory), "names": [p.name for p in entries]},
+        )
+        if self.name == "agents":
+            memories = [AgentFiles(p.name, "run", p) for p in entries]
+            report.counts["segments"] = sum(len(m.segments()) for m in memories)
+            if include_data:
+                report.data = {m.agent: m.memory() for m in memories}
+        elif include_data:
+            report.data = [p.name for p in entries]
+        return report
+
+    def refusal(self) -> str | None:
+        return None
+
+    def reset(self) -> None:
+        if self.directory.is_dir():
+            shutil.rmtree(self.directory)
+
+
+class Combined:
+    """One store kept in two places (a table and a directory of a sqlite run)."""
+
+    def __init__(self, name: str, *parts: Any) -> None:
+        self.name = name
+        self.parts = parts
+
+    def describe(self, include_data: bool) -> StoreReport:
+        report = StoreReport(self.name, metadata={})
+        data: dict[str, Any] = {}
+        for part in self.parts:
+            found = part.describe(include_data)
+            report.exists = report.exists or found.exists
+            report.counts.update(found.counts)
+            report.metadata.setdefault("path", found.metadata.get("path"))
+            if include_data:
+                data[type(part).__name__.lower()] = found.data
+        if include_data:
+            report.data = data
+        return report
+
+    def refusal(self) -> str | None:
+        return None
+
+    def reset(self) -> None:
+        for part in self.parts:
+            part.reset()
+
+
+class SqliteTables:
+    """One store of a run's ``state.db`` (spec/state/sqlite.md): whole tables, since the
+    database holds that one run."""
+
+    def __init__(self, name: str, database: Path, tables: Sequence[str]) -> None:
+        self.name = name
+        self.database = database
+        self.tables = tuple(tables)
+
+    def describe(self, include_data: bool) -> StoreReport:
+        report = StoreReport(self.name, metadata={"path": str(self.database)})
+        if not self.database.is_file():
+            return report
+        with contextlib.closing(_sqlite(self.database)) as connection:
+            cursor = connection.cursor()
+            present = _tables(cursor)
+            data: dict[str, Any] = {}
+            for table in self.tables:
+                if table not in present:
+                    continue
+                (count,) = cursor.execute(f"SELECT COUNT(*) FROM {table}").fetchone()
+                report.counts[table] = int(count)
+                if include_data:
+                    data[table] = _rows(cursor, f"SELECT * FROM {table}")
+        report.exists = any(report.counts.values())
+        if include_data:
+            report.data = data
+        return report
+
+    def refusal(self) -> str | None:
+        return None
+
+    def reset(self) -> None:
+        if not self.database.is_file():
+            return
+        with _transaction(self.database) as cursor:
+            present = _tables(cursor)
+            # The run's own summary row stays (a reset keeps the run).
+            for table in self.tables:
+                if table in present and table != "run":
+                    cursor.execute(f"DELETE FROM {table}")
+
+
+class Running:
+    """Refuses every reset of a run whose process still runs (its state is in use)."""
+
+    def __init__(self, run_id: str, info: Callable[[], Any]) -> None:
+        self.run_id = run_id
+        self.info = info
+
+    def refusal(self) -> str | None:
+        try:
+            info = self.info()
+        except (StateError, OSError, sqlite3.Error):
+            return None
+        if info is not None and info.status == "running" and process_alive(info.pid, info.host):
+            return f"run {self.run_id} is still running (process {info.pid}); stop it first"
+        return None
+
+
+# ---------------------------------------------------------------------- agent memory
+
+
+def segment_number(agent: str, filename: str) -> int | None:
+    match = re.fullmatch(re.escape(agent) + r"-(\d{3,})\.md", filename)
+    return int(match.group(1)) if match else None
+
+
+def estimate_tokens(text: str) -> int:
+    """About four characters a token (what compaction budgets count in)."""
+    return (len(text) + 3) // 4
+
+
+def choose_kept(
+    segments: Sequence[tuple[int, str]],
+    strategy: str,
+    max_messages: int | None,
+    max_tokens: int | None,
+) -> list[int]:
+    """The numbers of the segments a compaction keeps: the newest ``max_messages``
+    (``recent``), or the newest that fit in ``max_tokens`` (``tokens``; the newest one is
+    kept even when it alone is larger)."""
+    ordered = sorted(segments, reverse=True)
+    if strategy == "recent":
+        limit = max_messages if max_messages is not None else 20
+        return sorted(number for number, _ in ordered[: max(0, limit)])
+    if strategy == "tokens":
+        budget = max_tokens if max_tokens is not None else 8000
+        kept: list[int] = []
+        used = 0
+        for number, text in ordered:
+            cost = estimate_tokens(text)
+            if kept and used + cost > budget:
+                break
+            kept.append(number)
+            used += cost
+        return sorted(kept)
+    raise StateError(f"unknown strategy {strategy!r} (one of {', '.join(STRATEGIES)})")
+
+
+def history_line(number: int, text: str) -> str:
+    """One compacted segment: its number, its time and prompt, and its whole summary on one
+    line (the specifics stay; only the segment file goes)."""
+    fields: dict[str, str] = {}
+    summary = text.split("## Summary\n\n", 1)[1] if "## Summary\n\n" in text else text
+    for line in text.splitlines():
+        for key in ("timestamp", "prompt"):
+            if line.startswith(f"{key}: "):
+                fields[key] = line[len(key) + 2 :].strip()
+    head = " ".join(v for v in (fields.get("timestamp"), fields.get("prompt")) if v)
+    body = " ".join(summary.split())
+    return f"- {number:03d}{' ' + head if head else ''}: {body}"
+
+
+class AgentFiles:
+    """A persistent agent's memory directory (vm/memory.py): ``memory.md`` and its
+    numbered segments."""
+
+    def __init__(self, agent: str, scope: str, directory: Path) -> None:
+        self.agent = agent
+        self.scope = scope
+        self.directory = directory
+        self.name = f"memory:{scope}"
+
+    def segments(self) -> list[tuple[int, Path]]:
+        if not self.directory.is_dir():
+            return []
+        found = []
+        for entry in self.directory.iterdir():
+            number = segment_number(self.agent, entry.name)
+            if number is not None:
+                found.append((number, entry))
+        return sorted(found)
+
+    def memory(self) -> str | None:
+        try:
+            return (self.directory / "memory.md").read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+
+    def describe(self, include_data: bool) -> StoreReport:
+        segments = self.segments()
+        memory = self.memory()
+        report = StoreReport(
+            self.name,
+            exists=memory is not None or bool(segments),
+            counts={"segments": len(segments)},
+            metadata={
+                "path": str(self.directory),
+                "scope": self.scope,
+                "layout": "files",
+                "last_segment": segments[-1][0] if segments else 0,
+                "tokens": estimate_tokens(memory or "")
+                + sum(estimate_tokens(p.read_text(encoding="utf-8")) for _, p in segments),
+            },
+        )
+        if include_data:
+            report.data = {
+                "memory": memory,
+                "segments": {n: p.read_text(encoding="utf-8") for n, p in segments},
+            }
+        return report
+
+    def refusal(self) -> str | None:
+        return None
+
+    def reset(self) -> None:
+        if self.directory.is_dir():
+            shutil.rmtree(self.directory)
+
+    def compact(
+        self, strategy: str, max_messages: int | None, max_tokens: int | None
+    ) -> dict[str, Any]:
+        segments = [(n, p.read_text(encoding="utf-8")) for n, p in self.segments()]
+        kept = set(choose_kept(segments, strategy, max_messages, max_tokens))
+        dropped = [(n, text) for n, text in segments if n not in kept]
+        if dropped:
+            self._fold(dropped)
+            paths = dict(self.segments())
+            for number, _ in dropped:
+                paths[number].unlink()
+        return {"before": len(segments), "after": len(segments) - len(dropped)}
+
+    def _fold(self, dropped: list[tuple[int, str]]) -> None:
+        """The dropped segments go into memory.md's history, ahead of the understanding (so
+        that sessions resuming the agent read the understanding alone, as before)."""
+        path = self.directory / "memory.md"
+        text = self.memory() or f"# Agent Memory: {self.agent}\n\n{_UNDERSTANDING}"
+        head, sep, understanding = text.partition(_UNDERSTANDING)
+        if not sep:
+            head, understanding = f"# Agent Memory: {self.agent}\n\n", text
+        title, hsep, history = head.partition(_HISTORY)
+        if not hsep:
+            title, history = head, ""
+        lines = [history.rstrip("\n")] if history.strip() else []
+        lines.extend(history_line(n, t) for n, t in dropped)
+        body = "\n".join(lines)
+        write_atomic(
+            path,
+            f"{title.rstrip()}\n\n{_HISTORY}{body}\n\n{_UNDERSTANDING}{understanding}",
+            durable=True,
+        )
+
+
+class AgentTable:
+    """A persistent agent's rows in an ``agents.db`` (spec/state/sqlite.md: ``agents`` and
+    ``agent_segments``), in the project (``.prose/agents.db``) or user scope."""
+
+    def __init__(self, agent: str, scope: str, database: Path) -> None:
+        self.agent = agent
+        self.scope = scope
+        self.database = database
+        self.name = f"memory:{scope}:sqlite"
+
+    def describe(self, include_data: bool) -> StoreReport:
+        report = StoreReport(
+            self.name,
+            metadata={"path": str(self.database), "scope": self.scope, "layout": "sqlite"},
+        )
+        if not self.database.is_file():
+            return report
+        with contextlib.closing(_sqlite(self.database)) as connection:
+            cursor = connection.cursor()
+            tables = _tables(cursor)
+            memory = (
+                _rows(cursor, "SELECT * FROM agents WHERE name = ?", (self.agent,))
+                if "agents" in tables
+                else []
+            )
+            segments = (
+                _rows(
+                    cursor,
+                    "SELECT * FROM agent_segments WHERE agent_name = ? ORDER BY segment_number",
+                    (self.agent,),
+                )
+                if "agent_segments" in tables
+                else []
+            )
+        report.exists = bool(memory or segments)
+        report.counts["segments"] = len(segments)
+        if include_data:
+            report.data = {"memory": memory[0] if memory else None, "segments": segments}
+        return report
+
+    def refusal(self) -> str | None:
+        return None
+
+    def reset(self) -> None:
+        if not self.database.is_file():
+            return
+        with _transaction(self.database) as cursor:
+            tables = _tables(cursor)
+            if "agent_segments" in tables:
+                cursor.execute("DELETE FROM agent_segments WHERE agent_name = ?", (self.agent,))
+            if "agents" in tables:
+                cursor.execute("DELETE FROM agents WHERE name = ?", (self.agent,))
+
+    def compact(
+        self, strategy: str, max_messages: int | None, max_tokens: int | None
+    ) -> dict[str, Any]:
+        if not self.database.is_file():
+            return {"before": 0, "after": 0}
+        with _transaction(self.database) as cursor:
+            if not {"agents", "agent_segments"} <= _tables(cursor):
+                return {"before": 0, "after": 0}
+            rows = _rows(
+                cursor,
+                "SELECT segment_number, timestamp, prompt, summary FROM agent_segments "
+                "WHERE agent_name = ?",
+                (self.agent,),
+            )
+            texts = {
+                int(r["segment_number"]): f"timestamp: {r['timestamp']}\nprompt: {r['prompt']}\n\n"
+                f"## Summary\n\n{r['summary'] or ''}"
+                for r in rows
+            }
+            kept = set(choose_kept(list(texts.items()), strategy, max_messages, max_tokens))
+            dropped = sorted(n for n in texts if n not in kept)
+            if dropped:
+                (memory,) = cursor.execute(
+                    "SELECT COALESCE(memory, '') FROM agents WHERE name = ?", (self.agent,)
+                ).fetchone() or ("",)
+                history = "\n".join(history_line(n, texts[n]) for n in dropped)
+                cursor.execute(
+                    "UPDATE agents SET memory = ? WHERE name = ?",
+                    (f"{_HISTORY}{history}\n\n{_UNDERSTANDING}{memory}", self.agent),
+                )
+                cursor.executemany(
+                    "DELETE FROM agent_segments WHERE agent_name = ? AND segment_number = ?",
+                    [(self.agent, n) for n in dropped],
+                )
+        return {"before": len(texts), "after": len(texts) - len(dropped)}
+
+
+# ---------------------------------------------------------------------- finding stores
+
+
+@dataclass
+class RunPlace:
+    """Where one run's state is: its backend and its directory."""
+
+    run_id: str
+    state: str
+    path: Path
+
+
+def find_run(target: Target) -> RunPlace:
+    """The run ``target.run_id`` in the first of ``target.states`` that has it; raises
+    StateError (naming a close run id when there is one)."""
+    run_id = target.run_id or ""
+    path = target.runs_root / run_id
+    for state in target.states:
+        if state == "filesystem" and (
+            (path / JOURNAL_FILE).is_file() or (path / "state.md").is_file()
+        ):
+            return RunPlace(run_id, state, path)
+        if state == "sqlite" and (path / SQLITE_FILE).is_file():
+            return RunPlace(run_id, state, path)
+    if any(state in ("postgres", "in-context") for state in target.states) and not any(
+        state in ("filesystem", "sqlite") for state in target.states
+    ):
+        chosen = ", ".join(target.states)
+        raise StateError(f"the control plane does not reach runs of the {chosen} backend yet")
+    raise StateError(no_run_message(run_id, target.runs_root, known_runs(target)))
+
+
+def known_runs(target: Target) -> list[str]:
+    if not target.runs_root.is_dir():
+        return []
+    names = []
+    for entry in target.runs_root.iterdir():
+        if (
+            any((entry / f).is_file() for f in (JOURNAL_FILE, SQLITE_FILE, "state.md"))
+            and entry.name != "imports"
+        ):
+            names.append(entry.name)
+    return sorted(names, reverse=True)
+
+
+def no_run_message(run_id: str, root: Path, known: Sequence[str]) -> str:
+    message = f"no run {run_id!r} in {root}"
+    near = suggest(run_id, known)
+    return f"{message}; did you mean {near!r}?" if near else message
+
+
+def suggest(word: str, known: Sequence[str]) -> str | None:
+    """A known run id close to ``word``: the only one it starts or ends, or the closest
+    by spelling."""
+    import difflib
+
+    if not word:
+        return None
+    partial = [k for k in known if k.startswith(word) or k.endswith(word)]
+    if len(partial) == 1:
+        return partial[0]
+    close = difflib.get_close_matches(word, list(known), n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
+def run_stores(place: RunPlace) -> tuple[list[Any], list[Running]]:
+    """The stores of one run, and what refuses its reset."""
+    path = place.path
+    if place.state == "sqlite":
+        database = path / SQLITE_FILE
+        stores: list[Any] = [
+            Combined(
+                "bindings",
+                SqliteTables("bindings", database, ("bindings",)),
+                Tree("bindings", path / "attachments", "attachments", files=True),
+            ),
+            SqliteTables("narration", database, ("execution",)),
+            Journal(database, place.run_id, prefix=SQLITE_PREFIX),
+            SqliteTables("agents", database, ("agents", "agent_segments")),
+            Combined(
+                "imports",
+                SqliteTables("imports", database, ("imports",)),
+                Tree("imports", path / "imports", "programs"),
+            ),
+        ]
+        guard = Running(place.run_id, lambda: _journal_info(database, place.run_id, SQLITE_PREFIX))
+        return stores, [guard]
+    journal = path / JOURNAL_FILE
+    stores = [
+        FileBindings(path),
+        FileNarration(path),
+        Journal(journal, place.run_id, path / "journal.jsonl"),
+        Tree("agents", path / "agents", "agents"),
+        Tree("imports", path / "imports", "programs"),
+    ]
+    return stores, [Running(place.run_id, lambda: _journal_info(journal, place.run_id))]
+
+
+def _journal_info(database: Path, run_id: str, prefix: str = "") -> Any:
+    from openprose.vm.state.journal import info_from_row
+
+    if not database.is_file():
+        return None
+    with contextlib.closing(_sqlite(database)) as connection:
+        cursor = connection.cursor()
+        if f"{prefix}journal_runs" not in _tables(cursor):
+            return None
+        rows = _rows(cursor, f"SELECT * FROM {prefix}journal_runs WHERE run_id = ?", (run_id,))
+    return info_from_row(rows[0]) if rows else None
+
+
+def agent_stores(target: Target) -> list[Any]:
+    agent = target.agent or ""
+    roots = {"project": target.project / ".prose", "user": target.user_home / ".prose"}
+    stores: list[Any] = []
+    for scope in target.scopes:
+        root = roots[scope]
+        stores.append(AgentFiles(agent, scope, root / "agents" / agent))
+        stores.append(AgentTable(agent, scope, root / AGENTS_DB))
+    return stores
+
+
+def _store_failure(store: Any, error: BaseException) -> StoreError:
+    if isinstance(error, sqlite3.Error):
+        message = f"cannot read {getattr(store, 'database', 'its database')}: {error}"
+    elif isinstance(error, OSError):
+        message = f"{error.strerror or error}: {error.filename or ''}".rstrip(": ")
+    else:
+        message = str(error)
+    return StoreError(store.name, message)
+
+
+_FAILURES = (StateError, OSError, sqlite3.Error, UnicodeDecodeError, ValueError)
+
+
+# ---------------------------------------------------------------------- operations
+
+
+def describe(target: Target, include_data: bool = False) -> StateReport:
+    target = target.checked()
+    if target.all:
+        raise StateError("describe takes a run id, an agent, or nothing (the whole project)")
+    report = StateReport("describe", target.run_id, target.agent)
+    if target.run_id is None and target.agent is None:
+        return _describe_project(target, report, include_data)
+    stores = _stores(target)
+    for store in stores:
+        _describe_into(report, store, include_data)
+    return report
+
+
+def _describe_into(report: StateReport, store: Any, include_data: bool) -> StoreReport | None:
+    try:
+        found: StoreReport = store.describe(include_data)
+    except _FAILURES as error:
+        report.errors.append(_store_failure(store, error))
+        report.stores.append(StoreReport(store.name, metadata={"error": True}))
+        return None
+    report.stores.append(found)
+    if not found.exists:
+        report.missing.append(found.name)
+    return found
+
+
+def _describe_project(target: Target, report: StateReport, include_data: bool) -> StateReport:
+    runs = StoreReport("runs", metadata={"path": str(target.runs_root)})
+    ids = known_runs(target)
+    by_state: dict[str, int] = {}
+    for run_id in ids:
+        path = target.runs_root / run_id
+        state = "sqlite" if (path / SQLITE_FILE).is_file() else "filesystem"
+        by_state[state] = by_state.get(state, 0) + 1
+    runs.counts = {"runs": len(ids), **by_state}
+    runs.exists = bool(ids)
+    if include_data:
+        runs.data = ids
+    report.stores.append(runs)
+    if not ids:
+        report.missing.append("runs")
+    roots = {"project": target.project / ".prose", "user": target.user_home / ".prose"}
+    for scope in target.scopes:
+        directory = roots[scope] / "agents"
+        names = (
+            sorted(p.name for p in directory.iterdir() if p.is_dir()) if directory.is_dir() else []
+        )
+        store = StoreReport(
+            f"memory:{scope}",
+            exists=bool(names),
+            counts={"agents": len(names)},
+            metadata={"path": str(directory), "agents": names},
+        )
+        report.stores.append(store)
+        if not names:
+            report.missing.append(store.name)
+    return report
+
+
+def _stores(target: Target) -> list[Any]:
+    if target.run_id is not None:
+        stores, _ = run_stores(find_run(target))
+        return stores
+    return agent_stores(target)
+
+
+def reset(target: Target) -> StateReport:
+    """Clear the target's state, store by store; nothing at all when one store refuses."""
+    target = target.checked()
+    report = StateReport("reset", target.run_id, target.agent)
+    if target.all:
+        return _reset_all(target, report)
+    if target.run_id is None and target.agent is None:
+        raise StateError("reset needs a target: a run id, --agent NAME or --all")
+    if target.run_id is not None:
+        stores, guards = run_stores(find_run(target))
+    else:
+        stores, guards = agent_stores(target), []
+    _reset_stores(report, stores, guards)
+    return report
+
+
+def _reset_stores(
+    report: StateReport, stores: Sequence[Any], guards: Sequence[Any], prefix: str = ""
+) -> None:
+    present = []
+    for store in stores:
+        found = _describe_into(report, store, False)
+        if found is not None and found.exists:
+            present.append(store)
+    refusals = [(g, g.refusal()) for g in (*guards, *present)]
+    refused = [(g, why) for g, why in refusals if why]
+    if refused or report.errors:
+        for guard, why in refused:
+            report.errors.append(StoreError(getattr(guard, "name", "run"), str(why)))
+        report.errors.append(StoreError(prefix + "reset", "refused: nothing was cleared"))
+        return
+    for store in present:
+        try:
+            store.reset()
+        except _FAILURES as error:
+            report.errors.append(_store_failure(store, error))
+        else:
+            report.cleared.append(prefix + store.name)
+
+
+def _reset_all(target: Target, report: StateReport) -> StateReport:
+    """Every run under the runs root (of the chosen backends) and the project's agent
+    memory; refused whole when any run is running or any store is unreadable (a partial
+    reset of everything is not done).  User-scope memory is never part of it: it is shared
+    with other projects."""
+    if any(state not in ("filesystem", "sqlite") for state in target.states):
+        others = [s for s in target.states if s not in ("filesystem", "sqlite")]
+        report.errors.append(
+            StoreError(
+                ",".join(others),
+                "a reset of everything is not done on a shared database or on in-context "
+                "state: reset its runs one by one",
+            )
+        )
+        return report
+    plans: list[tuple[str, list[Any], list[Any]]] = []
+    for run_id in known_runs(target):
+        try:
+            place = find_run(Target(target.runs_root, run_id=run_id, states=target.states))
+        except StateError:
+            continue  # a run of a backend not chosen
+        stores, guards = run_stores(place)
+        plans.append((f"{run_id}/", stores, guards))
+    agents = target.project / ".prose" / "agents"
+    names = sorted(p.name for p in agents.iterdir() if p.is_dir()) if agents.is_dir() else []
+    for name in names:
+        if _NAME.match(name):
+            plans.append((f"agent {name}/", [AgentFiles(name, "project", agents / name)], []))
+    database = target.project / ".prose" / AGENTS_DB
+    if database.is_file():
+        plans.append(("", [WholeDatabase("memory:project:sqlite", database)], []))
+    # First every check, then every reset: one refusal leaves everything as it was.
+    probe = StateReport("reset")
+    present: list[tuple[str, Any]] = []
+    for prefix, stores, guards in plans:
+        for store in stores:
+            found = _describe_into(probe, store, False)
+            if found is not None and found.exists:
+                present.append((prefix, store))
+        for guard in (*guards, *[s for p, s in present if p == prefix]):
+            why = guard.refusal()
+            if why:
+                probe.errors.append(StoreError(prefix + getattr(guard, "name", "run"), why))
+    report.stores = [StoreReport(p + s.name, exists=True) for p, s in present]
+    if probe.errors:
+        report.errors = [*probe.errors, StoreError("reset", "refused: nothing was cleared")]
+        return report
+    if not present:
+        report.missing.append("runs")
+    for prefix, store in present:
+        try:
+            store.reset()
+        except _FAILURES as error:
+            failure = _store_failure(store, error)
+            report.errors.append(StoreError(prefix + failure.store, failure.message))
+        else:
+            report.cleared.append(prefix + store.name)
+    return report
+
+
+class WholeDatabase:
+    """The project's ``agents.db``: every row of it is the project's (reset --all only)."""
+
+    def __init__(self, name: str, database: Path) -> None:
+        self.name = name
+        self.database = database
+
+    def describe(self, include_data: bool) -> StoreReport:
+        table = SqliteTables(self.name, self.database, ("agents", "agent_segments"))
+        return table.describe(include_data)
+
+    def refusal(self) -> str | None:
+        return None
+
+    def reset(self) -> None:
+        SqliteTables(self.name, self.database, ("agent_segments", "agents")).reset()
+
+
+def compact(
+    target: Target,
+    strategy: str,
+    max_messages: int | None = None,
+    max_tokens: int | None = None,
+) -> StateReport:
+    """Compact agent memory: the run-scoped agents of a run, or one agent's project and
+    user memory.  The journal, bindings and narration are never compacted: a resume needs
+    them exact."""
+    target = target.checked()
+    if strategy not in STRATEGIES:
+        raise StateError(f"unknown strategy {strategy!r} (one of {', '.join(STRATEGIES)})")
+    for name, value in (("--max-messages", max_messages), ("--max-tokens", max_tokens)):
+        if value is not None and value < 1:
+            raise StateError(f"{name} must be at least 1")
+    if target.all or (target.run_id is None and target.agent is None):
+        raise StateError("compact needs a run id or --agent NAME")
+    report = StateReport("compact", target.run_id, target.agent)
+    if target.run_id is not None:
+        place = find_run(target)
+        directory = place.path / "agents"
+        names = (
+            sorted(p.name for p in directory.iterdir() if p.is_dir()) if directory.is_dir() else []
+        )
+        stores: list[Any] = [AgentFiles(n, "run", directory / n) for n in names]
+        for store in stores:
+            store.name = f"agents/{store.agent}"
+        if place.state == "sqlite":
+            report.errors.append(
+                StoreError("agents", "compaction of a sqlite run's agents is not done yet")
+            )
+        if not stores:
+            report.missing.append("agents")
+    else:
+        stores = agent_stores(target)
+    for store in stores:
+        found = _describe_into(report, store, False)
+        if found is None or not found.exists:
+            continue
+        try:
+            counts = store.compact(strategy, max_messages, max_tokens)
+        except _FAILURES as error:
+            report.errors.append(_store_failure(store, error))
+            continue
+        found.metadata.update(strategy=strategy, **counts)
+        if counts["after"] < counts["before"]:
+            report.compacted.append(store.name)
+    return report
