@@ -65,9 +65,9 @@ def test_all_binds_named_branches_at_the_join(run_prose: Any) -> None:
     assert run.prompts[3] == "Report"
     assert run.state()[:6] == [
         "1→ ∥start security,perf,c",
-        "1c→ ✓",  # the unnamed branch's anonymous session, when it completes
-        "1a→ security ✓",  # named branches, at the join
+        "1a→ security ✓",  # every branch's bindings commit at the join, in branch order
         "1b→ perf ✓",
+        "1c→ ✓",  # the unnamed branch's anonymous session too (seed 002)
         "1→ ∥done",
         "2→ ✓",
     ]

@@ -16,7 +16,7 @@ from openprose.syntax import parse
 from openprose.vm import events as ev
 from openprose.vm.backends.offline import OfflineBackend
 from openprose.vm.interpreter import Interpreter, Options
-from openprose.vm.rundir import RunDirectory
+from openprose.vm.state.filesystem import FilesystemCatalog
 
 PRELUDE = """\
 agent helper:
@@ -73,16 +73,17 @@ def test_random_programs_run_to_an_end_marker(
     assert not [d for d in check_text(text) if d.is_error], text
     events: list[ev.Event] = []
     with tempfile.TemporaryDirectory() as directory:
-        run_dir = RunDirectory.create(Path(directory), text, "random.prose")
+        store = FilesystemCatalog(Path(directory)).create(text, "random.prose", {})
         interpreter = Interpreter(
             parse(text),
             OfflineBackend(rounds=rounds, failures=failures),
-            run_dir=run_dir,
+            store=store,
             sinks=[events.append],
             options=Options(retry_base_delay=0.0),
         )
         result = asyncio.run(interpreter.run({}))
-        last = (run_dir.path / "state.md").read_text(encoding="utf-8").splitlines()[-1]
+        assert store.path is not None
+        last = (store.path / "state.md").read_text(encoding="utf-8").splitlines()[-1]
     assert result.status in ("success", "error")
     assert last.startswith("---end " if result.status == "success" else "---error ")
     pushes = [e.execution_id for e in events if isinstance(e, ev.FramePush)]

@@ -10,7 +10,7 @@ from vm_support import Recording
 
 from openprose.vm.backends.offline import OfflineBackend
 from openprose.vm.interpreter import Options
-from openprose.vm.rundir import RunDirectory
+from openprose.vm.state.filesystem import FilesystemCatalog
 from openprose.vm.runner import run_file
 
 PROGRAM = """\
@@ -43,11 +43,12 @@ def test_a_stopped_run_resumes_without_asking_again(tmp_path: Path) -> None:
     assert stopped.status == "error"
     assert [c[1] for c in first_backend.calls if c[0] == "session"] == ["One bees", "Two", "Three"]
     assert stopped.run_dir is not None
-    run_dir = RunDirectory.open(stopped.run_dir)
-    assert json.loads((run_dir.path / "inputs.json").read_text()) == {"topic": "bees"}
+    assert json.loads((stopped.run_dir / "inputs.json").read_text()) == {"topic": "bees"}
+    bindings_before = {p.name: p.stat().st_mtime_ns for p in stopped.run_dir.glob("bindings/*")}
+    store = FilesystemCatalog(runs).open(stopped.run_id)
 
     second_backend = Recording(OfflineBackend())
-    resumed = asyncio.run(run_file(path, backend=second_backend, resume=run_dir))
+    resumed = asyncio.run(run_file(path, backend=second_backend, resume=store))
     assert resumed.status == "success"
     assert resumed.run_id == stopped.run_id
     # Only what the first run never did reaches the backend (it had judged the loop's
@@ -58,7 +59,19 @@ def test_a_stopped_run_resumes_without_asking_again(tmp_path: Path) -> None:
         ("session", "Five"),
     ]
     assert resumed.outputs["out"].startswith("[dry run] Five")
-    state = (run_dir.path / "state.md").read_text(encoding="utf-8").splitlines()
+    state = (stopped.run_dir / "state.md").read_text(encoding="utf-8").splitlines()
     resume_at = next(i for i, line in enumerate(state) if line.startswith("---resume "))
     assert state[resume_at - 1].startswith("---error ")
     assert state[-1].startswith("---end ")
+    # The replayed steps are narrated once: after the resume marker, only what is new.
+    assert state[resume_at + 1 :] == [
+        "4→ ✓",
+        "4→ loop:1/3 exit(**done**)",
+        "5→ out ✓",
+        state[-1],
+    ]
+    assert [line for line in state if line.endswith(" a ✓")] == ["2→ a ✓"]
+    # Bindings the first run committed are not written again.
+    after = {p.name: p.stat().st_mtime_ns for p in stopped.run_dir.glob("bindings/*")}
+    assert {n: after[n] for n in bindings_before} == bindings_before
+    assert FilesystemCatalog(runs).info(stopped.run_id).status == "completed"

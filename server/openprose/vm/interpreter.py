@@ -8,7 +8,6 @@ leaves open are listed in docs/run.md.
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -32,8 +31,9 @@ from openprose.vm.memory import AgentMemories
 from openprose.vm.operators import binary, compare, truth
 from openprose.vm.permissions import permissions_text
 from openprose.vm.remote import RemoteError, RemoteLoader, is_remote
-from openprose.vm.rundir import RunDirectory, write_atomic
+from openprose.vm.rundir import write_atomic
 from openprose.vm.scope import Frame, Scope
+from openprose.vm.state.base import RunStore
 from openprose.vm.values import (
     ProseError,
     Record,
@@ -109,16 +109,57 @@ class RunResult:
     fatal: bool = False  # stopped by a BackendFatal: not the program's failure
 
 
+@dataclass
+class Pending:
+    """A binding made inside a parallel branch, committed when the branch joins."""
+
+    ctx: Ctx
+    name: str
+    kind: str
+    value: Value
+    source: str
+    execution_id: int | None
+    previous: str | None
+    outer: bool  # an assignment to a name held outside the branch
+
+
+class Stage:
+    """The bindings of one parallel branch (seed 002): the branch reads the snapshot taken
+    at the fork plus its own writes; the rest of the program sees its writes at the join,
+    and a branch that fails or is cancelled commits nothing."""
+
+    def __init__(self, base: Scope) -> None:
+        self.base = base  # the scope the branch forked from
+        self.pending: list[Pending] = []
+        self.shadowed: set[str] = set()
+
+    def outside(self, holder: Scope) -> bool:
+        scope: Scope | None = self.base
+        while scope is not None:
+            if scope is holder:
+                return True
+            scope = scope.parent
+        return False
+
+    def top(self, scope: Scope) -> Scope:
+        """The branch's own top scope, the child of ``base`` above ``scope``."""
+        while scope.parent is not None and scope.parent is not self.base:
+            scope = scope.parent
+        return scope
+
+
 @dataclass(frozen=True)
 class Ctx:
     """Where execution stands: the scope, the state.md step, the backend step key, the
-    nesting level of the narration and the error a ``catch`` is handling."""
+    nesting level of the narration, the error a ``catch`` is handling and the parallel
+    branch whose bindings are staged."""
 
     scope: Scope
     step: str
     key: str
     level: int = 0
     error: ProseError | None = None
+    stage: Stage | None = None
 
     @property
     def frame(self) -> Frame | None:
@@ -192,7 +233,7 @@ class Interpreter:
         *,
         program_path: Path | None = None,
         program_name: str = "program.prose",
-        run_dir: RunDirectory | None = None,
+        store: RunStore | None = None,
         sinks: Iterable[EventSink] = (),
         options: Options | None = None,
         clock: Clock | None = None,
@@ -210,11 +251,11 @@ class Interpreter:
         self.backend = backend
         self.program_path = program_path
         self.program_name = program_name
-        self.run_dir = run_dir
+        self.store = store
         self.external_sinks = list(sinks)
         self.sinks = list(sinks)
-        if run_dir is not None:
-            self.sinks.append(run_dir.record)
+        if store is not None:
+            self.sinks.append(store.record)
         self.options = options or Options()
         self.clock: Clock = clock or RealClock()
         self.rng = random.Random(self.options.seed)
@@ -234,10 +275,11 @@ class Interpreter:
         self._execution_ids = 0
         self._anonymous = 0
         self._imports_run = 0
+        self._floors: dict[str, int] = {}
         self.remote = remote  # None: remote programs are refused
         self.fetched = fetched  # this program came from the network
         self.memories = AgentMemories(
-            run_dir.path if run_dir is not None else None,
+            store.path if store is not None else None,
             project_root if project_root is not None else _project_root(program_path),
         )
 
@@ -247,7 +289,7 @@ class Interpreter:
         inputs = dict(inputs or {})
         root = Scope()
         ctx = Ctx(root, "0", "")
-        run_id = self.run_dir.run_id if self.run_dir else ""
+        run_id = self.store.run_id if self.store else ""
         self.emit(
             ctx,
             ev.ProgramStart,
@@ -271,8 +313,8 @@ class Interpreter:
             self.emit(ctx, ev.ProgramEnd, status="cancelled", error="interrupted")
             raise
         except BaseException:
-            if self.run_dir is not None:
-                self.run_dir.close()  # an internal error: still release the logs
+            if self.store is not None:
+                self.store.close()  # an internal error: still release the logs
             raise
         self.emit(ctx, ev.ProgramEnd, status=status, error=error)
         return RunResult(
@@ -281,7 +323,7 @@ class Interpreter:
             error=error,
             failed_statement=statement,
             run_id=run_id,
-            run_dir=self.run_dir.path if self.run_dir else None,
+            run_dir=self.store.path if self.store else None,
             usage=self.usage,
             cost=self.cost,
             sessions=self.sessions,
@@ -327,9 +369,12 @@ class Interpreter:
     def bind(
         self, ctx: Ctx, name: str, kind: str, value: Value, node: Any, declare: bool = True
     ) -> None:
-        """Bind ``name``, write its binding file, then narrate it (file before marker)."""
+        """Bind ``name``: visible to the statements that follow at once; committed (its
+        value made durable, then journaled, then narrated) now, or at the join of the
+        parallel branch it was made in."""
         scope = ctx.scope
         previous = None
+        outer = False
         if kind == "assignment":
             holder = scope.holder(name)
             if holder is not None:
@@ -337,24 +382,91 @@ class Interpreter:
                     raise ProseError(f"cannot reassign const {name!r}", headline(node))
                 previous = preview(holder.values[name])
                 scope = holder
+                if ctx.stage is not None and ctx.stage.outside(holder):
+                    # The branch sees its own write; its siblings keep the snapshot.
+                    outer = True
+                    scope = ctx.stage.top(ctx.scope)
+                    ctx.stage.shadowed.add(name)
         if declare or kind == "assignment":
             scope.values[name] = value
             if kind == "const":
                 scope.consts.add(name)
         frame = ctx.frame
-        execution_id = frame.execution_id if frame else None
-        if self.run_dir is not None:
-            file_kind = {"assignment": "let", "anonymous": "let"}.get(kind, kind)
-            self.run_dir.write_binding(name, file_kind, source_of(node), value, execution_id)
+        pending = Pending(
+            ctx,
+            name,
+            kind,
+            value,
+            source_of(node),
+            frame.execution_id if frame else None,
+            previous,
+            outer,
+        )
+        if ctx.stage is not None:
+            ctx.stage.pending.append(pending)
+        else:
+            self.commit(pending)
+
+    def commit(self, pending: Pending) -> None:
+        """The binding's value, then its journal entry (both in the store), then its
+        narration marker."""
+        ctx = pending.ctx
+        if self.store is not None:
+            file_kind = {"assignment": "let", "anonymous": "let"}.get(pending.kind, pending.kind)
+            self.store.commit_binding(
+                ctx.key,
+                pending.name,
+                file_kind,
+                pending.source,
+                pending.value,
+                pending.execution_id,
+            )
         self.emit(
             ctx,
             ev.Binding,
-            name=name,
-            binding_kind=kind,
-            value=preview(value),
-            execution_id=execution_id,
-            previous=previous,
+            name=pending.name,
+            binding_kind=pending.kind,
+            value=preview(pending.value),
+            execution_id=pending.execution_id,
+            previous=pending.previous,
         )
+
+    def join_stage(self, stage: Stage, ctx: Ctx) -> None:
+        """A branch that completed: its writes become the joining statement's, committed
+        in the order they were made (or staged again, in an enclosing branch)."""
+        for pending in stage.pending:
+            if pending.outer:
+                holder = ctx.scope.holder(pending.name)
+                if holder is not None and ctx.stage is not None and ctx.stage.outside(holder):
+                    ctx.stage.top(ctx.scope).values[pending.name] = pending.value
+                    ctx.stage.shadowed.add(pending.name)
+                else:
+                    (holder or ctx.scope).values[pending.name] = pending.value
+                    pending.outer = False
+            if ctx.stage is not None:
+                ctx.stage.pending.append(pending)
+            else:
+                self.commit(pending)
+
+    def numbered(self, kind: str, key: str, counter: int) -> tuple[int, int]:
+        """A number for the thing made at step ``key`` (a block's execution id, an anonymous
+        binding's, an imported program's directory): the next of ``counter``, or the number
+        a resumed run gave it before, so that replayed steps keep their names whatever order
+        parallel branches take.  Returns (number, new counter)."""
+        if self.store is None:
+            return counter + 1, counter + 1
+        journal = self.store.journal
+        name = f"@{kind}:{self.key_prefix}"
+        known = journal.committed(key, name, None)
+        if known is not None:
+            return int(known), max(counter, int(known))
+        if kind not in self._floors:
+            # Numbers the run gave before it was resumed, to steps it has not reached again.
+            taken = [int(h) for (_k, n, _e), h in journal.commits.items() if n == name]
+            self._floors[kind] = max(taken, default=0)
+        number = max(counter, self._floors[kind]) + 1
+        journal.record_commit(key, name, None, str(number))
+        return number, number
 
     # ------------------------------------------------------------------ statements
 
@@ -401,11 +513,9 @@ class Interpreter:
         ctx.scope.values[name] = value
         self.emit(ctx, ev.InputReceived, values={name: preview(value)}, source="user")
         self.bind(ctx, name, "input", value, node, declare=False)
-        if self.run_dir is not None:
+        if self.store is not None:
             # A resumed run starts with every input it was given, asked ones included.
-            given = self.run_dir.path / "inputs.json"
-            known = json.loads(given.read_text(encoding="utf-8")) if given.exists() else {}
-            write_atomic(given, json.dumps({**known, name: value}) + "\n")
+            self.store.save_inputs({**self.store.inputs(), name: value})
         return None
 
     async def unsupported(self, node: Any, ctx: Ctx) -> Value:
@@ -413,8 +523,8 @@ class Interpreter:
 
     async def session_statement(self, node: Any, ctx: Ctx) -> Value:
         value = await self.session(node, ctx)
-        self._anonymous += 1
-        self.bind(ctx, f"anon_{self._anonymous:03d}", "anonymous", value, node)
+        number, self._anonymous = self.numbered("anon", ctx.key, self._anonymous)
+        self.bind(ctx, f"anon_{number:03d}", "anonymous", value, node)
         return value
 
     async def let(self, node: t.LetBinding, ctx: Ctx) -> Value:
@@ -604,7 +714,7 @@ class Interpreter:
             extra += (("resume", "true"),)
             memory = None
             if agent_name is not None and persist is not None:
-                memory = self.memories.read(agent_name, persist)
+                memory = self.recall(agent_name, persist, ctx)
             if persist is not None and memory is None:
                 raise ProseError(
                     f"no memory for agent {agent_name!r} yet: use `session:` first",
@@ -625,6 +735,26 @@ class Interpreter:
         if persist is not None and agent_name is not None:
             self.memories.record(agent_name, persist, prompt, answer, self.clock.now())
         return answer
+
+    def recall(self, agent: str, persist: str, ctx: Ctx) -> str | None:
+        """An agent's memory, as the run first read it at this step: another run may have
+        changed a project agent's memory since, and a resumed run must ask its journaled
+        sessions the very same question."""
+        if self.store is None:
+            return self.memories.read(agent, persist)
+        from openprose.vm.state.base import StepRecord
+
+        journal = self.store.journal
+        key = f"{ctx.key}#{agent}"
+        known = journal.step("memory", key)
+        if known is not None and known.result is not None:
+            remembered = known.result.get("text")
+            if isinstance(remembered, str):
+                self.memories.current[agent] = remembered
+            return remembered if isinstance(remembered, str) else None
+        memory = self.memories.read(agent, persist)
+        journal.record_step(StepRecord("memory", key, "", {"text": memory}))
+        return memory
 
     async def property_text(self, prop: t.Property, ctx: Ctx) -> str:
         value = prop.value
@@ -806,8 +936,10 @@ class Interpreter:
                 headline(node),
                 "depth",
             )
-        self._execution_ids += 1
-        frame = Frame(name, self._execution_ids, depth, caller.execution_id if caller else None)
+        number, self._execution_ids = self.numbered(
+            "execution", f"{ctx.key}/{name}", self._execution_ids
+        )
+        frame = Frame(name, number, depth, caller.execution_id if caller else None)
         scope = ctx.scope.child(frame)
         for param, value in zip(params, values, strict=False):
             scope.values[param] = value
@@ -875,7 +1007,7 @@ class Interpreter:
         if self.import_depth >= self.options.max_depth:
             raise ProseError("programs call each other too deeply", headline(node), "depth")
         self.emit(ctx, ev.Import, source=source, alias=name)
-        run_dir = None
+        store = None
         path: Path | None
         if remote:
             assert self.remote is not None
@@ -884,27 +1016,24 @@ class Interpreter:
             except RemoteError as error:
                 raise ProseError(str(error), headline(node), "program") from None
             text, path, program_name = fetched.text, None, f"{fetched.location.slug}.prose"
-            if self.run_dir is not None:
-                run_dir = _import_dir(self.run_dir, fetched.location.dirname, text, program_name)
-                write_atomic(run_dir.path / "source.json", fetched.source_json())
+            if self.store is not None:
+                store = self.store.child(ctx.key, fetched.location.dirname, text, program_name)
+                if store.path is not None:
+                    write_atomic(store.path / "source.json", fetched.source_json())
         else:
             assert self.load_program is not None
             path = self.resolve_import(source)
             text, module = self.load_program(path)
             program_name = path.name
-            if self.run_dir is not None:
-                run_dir = RunDirectory.create(
-                    self.run_dir.path / "imports",
-                    text,
-                    path.name,
-                    run_id=f"local--{path.stem}-{self._next_import()}",
-                )
+            if self.store is not None:
+                number, self._imports_run = self.numbered("import", ctx.key, self._imports_run)
+                store = self.store.child(ctx.key, f"local--{path.stem}-{number}", text, path.name)
         callee = Interpreter(
             module,
             self.backend,
             program_path=path,
             program_name=program_name,
-            run_dir=run_dir,
+            store=store,
             options=self.options,
             sinks=[_shifted(sink, ctx.level + 1) for sink in self.external_sinks],
             clock=self.clock,
@@ -932,10 +1061,6 @@ class Interpreter:
         self.emit(ctx, ev.Import, source=source, alias=name, status="returned")
         return Record(result.outputs, kind="program")
 
-    def _next_import(self) -> int:
-        self._imports_run += 1
-        return self._imports_run
-
     def resolve_import(self, source: str) -> Path:
         base = Path(source).expanduser()
         if not base.is_absolute():
@@ -957,12 +1082,17 @@ class Interpreter:
             ctx, ev.ParallelEnter, branches=names, strategy=strategy, count=count, on_fail=on_fail
         )
         scopes = [ctx.scope.child() for _ in branches]
+        stages = [Stage(ctx.scope) for _ in branches]
 
         async def run_branch(index: int) -> Value:
             branch = branches[index]
             letter = _letter(index)
             bctx = ctx.nested(
-                letter, scopes[index], step=f"{ctx.step}{letter}", level=ctx.level + 1
+                letter,
+                scopes[index],
+                step=f"{ctx.step}{letter}",
+                level=ctx.level + 1,
+                stage=stages[index],
             )
             if isinstance(branch, t.Assignment):
                 return await self.expression(branch.value, bctx)
@@ -1021,7 +1151,9 @@ class Interpreter:
                 f"parallel: {len(results)} of {len(branches)} branches succeeded, {needed} needed",
                 headline(node),
             )
-        return self.join(node, ctx, branches, names, scopes, results, failures, strategy, on_fail)
+        return self.join(
+            node, ctx, branches, names, scopes, stages, results, failures, strategy, on_fail
+        )
 
     def join(
         self,
@@ -1030,6 +1162,7 @@ class Interpreter:
         branches: list[Any],
         names: list[str],
         scopes: list[Scope],
+        stages: list[Stage],
         results: dict[int, Value],
         failures: dict[int, ProseError],
         strategy: str,
@@ -1051,11 +1184,14 @@ class Interpreter:
             else:
                 continue  # cancelled
             joined[names[index]] = value
+            if index in results:
+                self.join_stage(stages[index], ctx)
             if isinstance(branch, t.Assignment) and branch.target is not None:
                 self.bind(_branch_ctx(ctx, index), branch.target.value, "let", value, branch)
             elif index in results:
                 for name, inner in scopes[index].values.items():
-                    ctx.scope.values[name] = inner
+                    if name not in stages[index].shadowed:
+                        ctx.scope.values[name] = inner
         self.emit(ctx, ev.ParallelJoin, results={k: preview(v) for k, v in joined.items()})
         if strategy == "first" and results:
             return next(iter(results.values()))  # dicts keep completion order
@@ -1101,14 +1237,16 @@ class Interpreter:
         index_name = node.index.value if node.index else None
         body = node.body_statements()
 
-        async def one(i: int, item: Value) -> Value:
+        async def one(i: int, item: Value, stage: Stage | None = None) -> Value:
             scope = ctx.scope.child()
             scope.values[item_name] = item
             if index_name:
                 scope.values[index_name] = i
             if not node.is_parallel:
                 self.emit(ctx, ev.LoopIteration, iteration=i + 1, maximum=len(items))
-            return await self.statements(body, ctx.nested(f"@{i}", scope, level=ctx.level + 1))
+            return await self.statements(
+                body, ctx.nested(f"@{i}", scope, level=ctx.level + 1, stage=stage)
+            )
 
         if node.is_parallel:
             return await self.bounded(items, one, ctx, node)
@@ -1117,21 +1255,23 @@ class Interpreter:
     async def bounded(
         self,
         items: list[Value],
-        work: Callable[[int, Value], Awaitable[Value]],
+        work: Callable[[int, Value, Stage], Awaitable[Value]],
         ctx: Ctx,
         node: Any,
     ) -> list[Value]:
         """``work`` over every item, at most ``concurrency`` at once, results in order;
-        the first failure cancels the rest (fail-fast, as a parallel block's default)."""
+        the first failure cancels the rest (fail-fast, as a parallel block's default).
+        Each item is a parallel branch: its bindings commit when all have completed."""
         await self.confirm_fan_out(len(items), node)
         results: list[Value] = [None] * len(items)
         names = [_letter(i) for i in range(len(items))]
         self.emit(ctx, ev.ParallelEnter, branches=names, strategy="all", on_fail="fail-fast")
         queue = iter(range(len(items)))
+        stages = [Stage(ctx.scope) for _ in items]
 
         async def worker() -> None:
             for i in queue:
-                results[i] = await work(i, items[i])
+                results[i] = await work(i, items[i], stages[i])
 
         workers = [
             asyncio.ensure_future(worker())
@@ -1143,6 +1283,8 @@ class Interpreter:
             for w in workers:
                 w.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
+        for stage in stages:
+            self.join_stage(stage, ctx)
         self.emit(ctx, ev.ParallelJoin, results={})
         return results
 
@@ -1215,11 +1357,17 @@ class Interpreter:
             sctx = ctx.nested(f"|{number}")
             body = stage.body_statements()
 
-            async def apply(i: int, item: Value, bctx: Ctx = sctx, body: list[Any] = body) -> Value:
+            async def apply(
+                i: int,
+                item: Value,
+                stage: Stage | None = None,
+                bctx: Ctx = sctx,
+                body: list[Any] = body,
+            ) -> Value:
                 scope = bctx.scope.child()
                 scope.values["item"] = item
                 return await self.statements(
-                    body, bctx.nested(f"@{i}", scope, level=bctx.level + 1)
+                    body, bctx.nested(f"@{i}", scope, level=bctx.level + 1, stage=stage)
                 )
 
             if operation == "map":
@@ -1425,17 +1573,3 @@ _EXPRESSIONS: dict[type, Callable[[Interpreter, Any, Ctx], Awaitable[Value]]] = 
     t.ForEach: Interpreter.for_each,
     t.Loop: Interpreter.loop,
 }
-
-
-def _import_dir(parent: RunDirectory, name: str, text: str, program_name: str) -> RunDirectory:
-    """``imports/{handle}--{slug}/`` for a remote program; its second call in the same run
-    gets ``{handle}--{slug}-2`` and so on."""
-    root = parent.path / "imports"
-    for n in range(1, 10_000):
-        try:
-            return RunDirectory.create(
-                root, text, program_name, run_id=name if n == 1 else f"{name}-{n}"
-            )
-        except FileExistsError:
-            continue
-    raise FileExistsError(root / name)  # pragma: no cover - ten thousand calls of one program

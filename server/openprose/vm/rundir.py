@@ -103,10 +103,8 @@ class RunDirectory:
         self.bindings = path / "bindings"
         self.state = path / "state.md"
         self.events = path / "events.jsonl"
-        self.journal = path / "journal.jsonl"
         self._state_log = _Log(self.state)
         self._event_log = _Log(self.events)
-        self._journal_log = _Log(self.journal)
 
     @classmethod
     def open(cls, path: Path) -> RunDirectory:
@@ -114,15 +112,6 @@ class RunDirectory:
         if not (path / "state.md").is_file() or not (path / "program.prose").is_file():
             raise FileNotFoundError(f"{path} is not a run directory")
         return cls(path, path.name)
-
-    def append_journal(self, line: str) -> None:
-        self._journal_log.append(line)
-
-    def read_journal(self) -> list[str]:
-        try:
-            return self.journal.read_text(encoding="utf-8").splitlines()
-        except FileNotFoundError:
-            return []
 
     def append_state(self, line: str) -> None:
         self._state_log.append(line)
@@ -177,7 +166,6 @@ class RunDirectory:
     def close(self) -> None:
         self._state_log.close()
         self._event_log.close()
-        self._journal_log.close()
 
 
 def state_line(event: ev.Event) -> str | None:

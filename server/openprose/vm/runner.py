@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -13,7 +11,7 @@ from openprose.files import read_text
 from openprose.syntax import parse
 from openprose.vm.backends.base import Backend, bind_run
 from openprose.vm.backends.offline import OfflineBackend
-from openprose.vm.backends.replay import JournalBackend, load_records
+from openprose.vm.backends.replay import JournalBackend
 from openprose.vm.interpreter import (
     Ask,
     Clock,
@@ -24,7 +22,8 @@ from openprose.vm.interpreter import (
     RunResult,
 )
 from openprose.vm.remote import Fetched, RemoteLoader
-from openprose.vm.rundir import RunDirectory, iso, write_atomic
+from openprose.vm.rundir import write_atomic
+from openprose.vm.state import Catalog, RunStore, open_catalog
 from openprose.vm.values import ProseError, Value
 
 
@@ -76,15 +75,18 @@ async def run_file(
     confirm: Confirm | None = None,
     ask: Ask | None = None,
     project_root: Path | None = None,
-    resume: RunDirectory | None = None,
+    resume: RunStore | None = None,
     remote: RemoteLoader | None = None,
     fetched: Fetched | None = None,
+    state: str = "filesystem",
+    catalog: Catalog | None = None,
 ) -> RunResult:
-    """Check and run ``path``; its run directory goes under ``runs_root`` (None: none).
-    ``project_root`` is where project-scoped agent memory lives (default: the nearest
-    directory above ``path`` holding ``.prose/``, else the program's directory).
+    """Check and run ``path``; its state goes under ``runs_root`` (None: no state) in the
+    ``state`` backend (or in ``catalog``, when given).  ``project_root`` is where
+    project-scoped agent memory lives (default: the nearest directory above ``path``
+    holding ``.prose/``, else the program's directory).
 
-    ``resume`` continues an earlier run in its own directory, with its own inputs: every
+    ``resume`` continues an earlier run (``Catalog.open``), with its own inputs: every
     model exchange of a run is journaled, and the steps the earlier run took are answered
     from the journal (no model call) until the run reaches a step it never took.
 
@@ -98,26 +100,25 @@ async def run_file(
 
         project_root = project_root_of(path.resolve())
     model: Backend = backend or OfflineBackend()
-    run_dir = resume
-    journal: dict[tuple[str, str], dict[str, Any]] = {}
+    store = resume
     if resume is not None:
-        journal = load_records(resume.read_journal())
-        inputs = json.loads((resume.path / "inputs.json").read_text(encoding="utf-8"))
-        resume.append_state(f"---resume {iso(time.time())}")
-    elif runs_root is not None:
-        run_dir = RunDirectory.create(runs_root, text, path.name)
-        write_atomic(run_dir.path / "inputs.json", json.dumps(dict(inputs or {})) + "\n")
-        if fetched is not None:
-            write_atomic(run_dir.path / "source.json", fetched.source_json())
-    if run_dir is not None:
-        bind_run(model, run_dir.run_id)
-        model = JournalBackend(model, run_dir.append_journal, journal)
+        inputs = resume.inputs()
+    elif catalog is not None or runs_root is not None:
+        if catalog is None:
+            assert runs_root is not None
+            catalog = open_catalog(state, runs_root, project_root=project_root)
+        store = catalog.create(text, path.name, dict(inputs or {}), backend=model.name)
+        if fetched is not None and store.path is not None:
+            write_atomic(store.path / "source.json", fetched.source_json())
+    if store is not None:
+        bind_run(model, store.run_id)
+        model = JournalBackend(model, store.journal, getattr(store, "went_live", None))
     interpreter = Interpreter(
         module,
         model,
         program_path=None if fetched is not None else path,
         program_name=path.name,
-        run_dir=run_dir,
+        store=store,
         sinks=sinks,
         options=options,
         clock=clock,

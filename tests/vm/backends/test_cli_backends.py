@@ -4,6 +4,7 @@ loopback fake server."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import os
 import subprocess
 import sys
@@ -151,6 +152,10 @@ def test_a_run_on_the_claude_code_backend(fake: FakeProvider, tmp_path: Path) ->
     assert fake.requests[0].body["model"] == "claude-haiku-4-5"
     # Each session's transcript is named by the run and the step: a resumed run finds it.
     [run] = (tmp_path / ".prose" / "runs").iterdir()
-    first = json.loads((run / "journal.jsonl").read_text(encoding="utf-8").splitlines()[0])
-    assert first["result"]["session_ref"] == session_id(run.name, "2")  # statement 2
+    journal = sqlite3.connect(run / "journal.db")
+    [(result,)] = journal.execute(
+        "SELECT result FROM journal_steps WHERE kind = 'session' AND key = '2#attempt1'"
+    )
+    journal.close()
+    assert json.loads(result)["session_ref"] == session_id(run.name, "2")  # statement 2
     assert session_id(run.name, "2") in {p.stem for p in config.glob("projects/*/*.jsonl")}

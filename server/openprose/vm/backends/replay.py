@@ -110,33 +110,45 @@ def decode(request: Request, record: dict[str, Any]) -> Any:
 
 
 class JournalBackend:
-    """Journals every exchange of a run (in its run directory); a resumed run is answered
-    from the journal for the steps it already took, and calls ``inner`` for the rest."""
+    """Journals every exchange of a run (``state.journal.Journal``): a resumed run is
+    answered from the journal for the steps it already took, and calls ``inner`` for the
+    rest.  An answer is in the journal (committed) before the interpreter sees it, so a
+    model call that completed is never paid for twice; ``on_live`` is called before the
+    first exchange the journal cannot answer."""
 
     def __init__(
-        self,
-        inner: Backend,
-        append: Callable[[str], None],
-        journal: dict[tuple[str, str], dict[str, Any]] | None = None,
+        self, inner: Backend, journal: Any, on_live: Callable[[], None] | None = None
     ) -> None:
         self.inner = inner
         self.name = inner.name
         self.dry_run = inner.dry_run
-        self.append = append
-        self.journal = journal or {}
+        self.journal = journal
+        self.on_live = on_live
         self.answered = 0  # exchanges answered from the journal
 
     async def _ask(self, request: Request, call: Callable[[], Awaitable[Any]]) -> Any:
-        record = self.journal.get(exchange_key(request))
-        if record is not None and record["hash"] == input_hash(request):
+        from openprose.vm.state.base import StepRecord
+
+        kind, key = exchange_key(request)
+        hashed = input_hash(request)
+        record = self.journal.step(kind, key)
+        if record is not None and record.hash == hashed:
             self.answered += 1
-            return decode(request, record)
+            if record.error is not None:
+                return decode(request, {"error": record.error})
+            return decode(request, {"result": record.result})
+        if self.on_live is not None:
+            self.on_live()
         try:
             result = await call()
         except BackendError as failure:
-            self.append(record_line(request, None, str(failure)))
+            self.journal.record_step(StepRecord(kind, key, hashed, None, str(failure)))
             raise
-        self.append(record_line(request, result, None))
+        data = _result_json(result)
+        self.journal.record_step(
+            StepRecord(kind, key, hashed, data, None, data.get("usage", {}), data.get("cost", 0.0)),
+            session=kind == "session",
+        )
         return result
 
     async def run_session(self, request: SessionRequest) -> SessionResult:
