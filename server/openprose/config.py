@@ -9,6 +9,8 @@ The format follows ruff's rule selection, kept small (README, "Configuration")::
     severity = { W005 = "error", E044 = "warning" }
     run = { model-map = { sonnet = "llama3.1" } }   # prose run: model aliases (docs/run.md)
     # run.allow-remote = true: prose run may fetch https:// and handle/slug programs
+    # run.state = "sqlite": where prose run keeps run state (filesystem, sqlite, postgres,
+    #   in-context; docs/run.md)
 
 A prefix is a code's leading characters (``W``, ``W0``, ``E04``). For each code the most
 specific selector decides (an exact code beats ``E04``, which beats ``E``; on a tie ``ignore``
@@ -48,7 +50,8 @@ SYNTAX_CODES: frozenset[str] = frozenset(
 )
 
 KEYS = ("select", "extend-select", "ignore", "severity", "run")
-RUN_KEYS = ("model-map", "allow-remote")
+RUN_KEYS = ("model-map", "allow-remote", "state")
+STATE_BACKENDS = ("filesystem", "sqlite", "postgres", "in-context")
 SEVERITIES = {s.label: s for s in sorted(Severity)}  # error, warning, information, hint
 
 _SELECTOR = re.compile(r"[A-Z][0-9]{0,3}")
@@ -108,6 +111,7 @@ class Config:
     severity: Mapping[str, Severity] = dataclasses.field(default_factory=dict)
     model_map: Mapping[str, str] = dataclasses.field(default_factory=dict)  # for prose run
     allow_remote: bool = False  # prose run: fetch https:// and handle/slug programs
+    state: str | None = None  # prose run: the state backend (None: filesystem)
     enabled: frozenset[str] = dataclasses.field(init=False)
     severities: Mapping[str, Severity] = dataclasses.field(init=False)
 
@@ -126,6 +130,7 @@ class Config:
             self.severity,
             self.model_map,
             self.allow_remote,
+            self.state,
         )
 
     def apply(self, diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
@@ -221,7 +226,12 @@ def config_from_table(source: str, table: Mapping[str, Any]) -> Config:
     allow_remote = run.get("allow-remote", False)
     if not isinstance(allow_remote, bool):
         raise ConfigError(source, "`run.allow-remote` must be true or false")
-    return Config(source, (selection,), severity, model_map, allow_remote)
+    state = run.get("state")
+    if state is not None and state not in STATE_BACKENDS:
+        raise ConfigError(
+            source, f"`run.state` must be one of {', '.join(STATE_BACKENDS)}, not {state!r}"
+        )
+    return Config(source, (selection,), severity, model_map, allow_remote, state)
 
 
 def _parse_model_map(source: str, run: object) -> dict[str, str]:

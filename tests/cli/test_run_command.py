@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -250,14 +251,31 @@ def test_resume_continues_a_stopped_run(prose: Any, tmp_path: Path) -> None:
     stopped = prose("run", "main.prose", "--input", "topic=bees", "--max-sessions", "1")
     assert stopped.returncode == 1
     run_dir = next((tmp_path / ".prose" / "runs").iterdir())
-    resumed = prose("run", "main.prose", "--resume", str(run_dir), "--json")
+    resumed = prose("run", "main.prose", "--resume", run_dir.name, "--json")
     assert resumed.returncode == 0, resumed.stderr
+    assert f"resuming run {run_dir.name}" in resumed.stderr
     result = json.loads(resumed.stdout)
     assert result["run_id"] == run_dir.name
     assert result["outputs"]["summary"].startswith("[dry run] Summarise")
-    journal = (run_dir / "journal.jsonl").read_text(encoding="utf-8").splitlines()
-    assert [json.loads(line)["key"] for line in journal] == ["2#attempt1", "3#attempt1"]
+    journal = sqlite3.connect(run_dir / "journal.db")
+    keys = [k for (k,) in journal.execute("SELECT key FROM journal_steps ORDER BY recorded_at")]
+    journal.close()
+    assert keys == ["2#attempt1", "3#attempt1"]
+    again = prose("run", "main.prose", "--resume", str(run_dir))  # a directory works too
+    assert again.returncode == 0, again.stderr
     write(tmp_path, PROGRAM + 'session "More"\n')
-    changed = prose("run", "main.prose", "--resume", str(run_dir))
+    changed = prose("run", "main.prose", "--resume", run_dir.name)
     assert changed.returncode == 2
     assert "changed since run" in changed.stderr
+    assert '+session "More"' in changed.stderr
+    assert "--force" in changed.stderr
+    forced = prose("run", "main.prose", "--resume", run_dir.name, "--force", "--json")
+    assert forced.returncode == 0, forced.stderr
+    assert "resuming with a changed program" in forced.stderr
+    journal = sqlite3.connect(run_dir / "journal.db")
+    rows = journal.execute("SELECT key, COUNT(*) FROM journal_steps GROUP BY key").fetchall()
+    journal.close()
+    assert sorted(rows) == [("2#attempt1", 1), ("3#attempt1", 1), ("4#attempt1", 1)]
+    unknown = prose("run", "main.prose", "--resume", "20990101-000000-nosuch")
+    assert unknown.returncode == 2
+    assert "no run '20990101-000000-nosuch'" in unknown.stderr

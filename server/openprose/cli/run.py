@@ -77,9 +77,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--resume",
-        metavar="RUN_DIR",
-        help="continue an interrupted or failed run of FILE in its run directory, with its "
-        "inputs; the steps it took are answered from its journal, not asked again",
+        metavar="RUN_ID",
+        help="continue an interrupted or failed run of FILE (its id, or its run directory), "
+        "with its inputs; the steps it took are answered from its journal, not asked again",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="with --resume: continue even though the program changed since the run started "
+        "(steps whose input changed run again)",
+    )
+    parser.add_argument(
+        "--state",
+        choices=("filesystem", "sqlite", "postgres", "in-context"),
+        help="where the run's state is kept (default: run.state in the configuration, else "
+        "filesystem; docs/run.md)",
     )
     parser.add_argument(
         "--yes",
@@ -206,7 +218,16 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         return EXIT_FAILED
 
     module = parse(text)
-    resume = _resumed_run(args, text) if args.resume else None
+    state = args.state or (config.state if config is not None else None) or "filesystem"
+    runs_root = Path(args.run_dir).resolve() if args.run_dir else Path.cwd() / ".prose" / "runs"
+    if args.force and not args.resume:
+        raise UsageError("--force goes with --resume RUN_ID")
+    resume = _resumed_run(args, text, state, runs_root, stderr) if args.resume else None
+    if state == "in-context":
+        from openprose.vm.state.in_context import thresholds
+
+        for warning in thresholds(module):
+            print(f"prose: warning: {warning}", file=stderr)
     # On a terminal, an input declared mid-program is asked when the run reaches it (the
     # language pauses there); elsewhere every missing input is an error before the run.
     asks = sys.stdin.isatty()
@@ -239,7 +260,6 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         isatty = getattr(stderr, "isatty", None)
         terminal = bool(isatty and isatty())
         sinks = [Progress(stderr, terminal, total=len(module.statements()))]
-    runs_root = Path(args.run_dir).resolve() if args.run_dir else Path.cwd() / ".prose" / "runs"
     try:
         result = asyncio.run(
             run_file(
@@ -258,6 +278,7 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                 ask=_input_asker(stderr) if asks else None,
                 resume=resume,
                 remote=loader,
+                state=state,
                 fetched=fetched,
             )
         )
@@ -303,19 +324,53 @@ def _real_backend(args: argparse.Namespace, configured: dict[str, str]) -> Any:
         raise UsageError(str(error)) from None
 
 
-def _resumed_run(args: argparse.Namespace, text: str) -> Any:
-    from openprose.vm.rundir import RunDirectory
+def _resumed_run(
+    args: argparse.Namespace, text: str, state: str, runs_root: Path, stderr: TextIO
+) -> Any:
+    """The store of the run to continue: found by id (or by its directory), refused while
+    it runs, and refused when the program changed unless --force."""
+    from openprose.vm.state import StateError, open_catalog
 
     if args.inputs or args.inputs_file:
         raise UsageError("--resume runs with the inputs of the run it continues")
+    run_id = args.resume
+    given = Path(args.resume)
+    if given.is_dir():
+        runs_root, run_id = given.resolve().parent, given.resolve().name
     try:
-        run_dir = RunDirectory.open(Path(args.resume))
-        stored = (run_dir.path / "program.prose").read_text(encoding="utf-8")
-    except OSError as error:
+        catalog = open_catalog(state, runs_root)
+        store = catalog.open(run_id)
+    except StateError as error:
         raise UsageError(f"cannot resume {args.resume}: {error}") from None
+    stored = store.program_text()
     if stored != text:
-        raise UsageError(f"{args.path} changed since run {run_dir.run_id}: it cannot be resumed")
-    return run_dir
+        summary = program_changes(stored, text)
+        if not args.force:
+            store.close()
+            raise UsageError(
+                f"{args.path} changed since run {store.run_id} started, so it cannot be "
+                f"resumed exactly:\n{summary}\n(--force resumes anyway: the steps whose "
+                "input changed run again)"
+            )
+        print(f"prose: warning: resuming with a changed program:\n{summary}", file=stderr)
+    print(f"prose: resuming run {store.run_id}", file=stderr)
+    return store
+
+
+def program_changes(before: str, after: str, limit: int = 12) -> str:
+    """What changed between two versions of a program, as a short unified diff."""
+    import difflib
+
+    lines = list(
+        difflib.unified_diff(
+            before.splitlines(), after.splitlines(), "run", "now", n=0, lineterm=""
+        )
+    )[2:]
+    changed = sum(1 for line in lines if line[:1] in "+-")
+    shown = [f"  {line}" for line in lines[:limit]]
+    if len(lines) > limit:
+        shown.append(f"  ... ({len(lines) - limit} more lines)")
+    return f"  {changed} line(s) changed:\n" + "\n".join(shown)
 
 
 def _inputs(

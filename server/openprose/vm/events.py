@@ -54,12 +54,13 @@ class ProgramStart(Event):
     program: str = ""
     run_id: str = ""
     dry_run: bool = True
+    state: str = "filesystem"
 
     def lines(self) -> list[str]:
         mode = "dry run, offline backend" if self.dry_run else "model backend"
         return [
             f"{self.marker} OpenProse Program Start: {self.program}",
-            f"{INDENT}State mode: filesystem (run {self.run_id}; {mode})",
+            f"{INDENT}State mode: {self.state} (run {self.run_id}; {mode})",
         ]
 
 

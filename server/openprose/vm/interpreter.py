@@ -296,6 +296,7 @@ class Interpreter:
             program=self.program_name,
             run_id=run_id,
             dry_run=self.backend.dry_run,
+            state=self.store.state if self.store else "none",
         )
         status, error, statement = "success", "", ""
         fatal_error = False

@@ -230,11 +230,12 @@ class Journal:
             )
             cursor.execute(
                 self._sql(
-                    "UPDATE {p}journal_runs SET steps = steps + 1, sessions = sessions + ?, "
+                    "UPDATE {p}journal_runs SET steps = steps + ?, sessions = sessions + ?, "
                     "input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, "
                     "cost = cost + ? WHERE run_id = ?"
                 ),
                 (
+                    0 if record.kind == "memory" else 1,  # what an agent remembered: not a call
                     1 if session else 0,
                     usage.get("input_tokens", 0),
                     usage.get("output_tokens", 0),
