@@ -1,0 +1,782 @@
+"""The ``postgres`` state backend (spec/state/postgres.md), over psycopg 3.
+
+All runs of a project live in one database, in the spec's ``openprose`` schema: ``run``,
+``execution`` (the narration, one row per marker, append-only), ``bindings``, ``agents``,
+``agent_segments`` and ``imports``, plus the journal of steps (``journal_runs``,
+``journal_steps``, ``journal_commits``), which is what a resume reads.  The URL comes from
+``postgres_url.find_url`` and is never shown with its password.
+
+Two invariants the spec's schema means but cannot hold as written (a primary key holds
+columns, not ``COALESCE(...)``) are unique indexes on those expressions: one binding per
+(name, run, scope) and one agent per (name, scope); and one agent segment per number.
+
+A run being run holds a session-level advisory lock on its store's connection: the lock
+is how another process (on any host) tells a live run from one whose process died, and
+what stops two processes resuming the same run.
+
+An imported program's state is in its caller's run, as the spec says ("Import bindings:
+prefix with import alias"): its bindings are named ``alias.name``, its narration rows
+carry ``"import": alias``, and ``imports`` registers it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hashlib
+import json
+import re
+import threading
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from openprose.vm import events as ev
+from openprose.vm.rundir import iso, new_run_id, state_line
+from openprose.vm.state.base import RunInfo, StateError, program_hash, value_hash
+from openprose.vm.state.filesystem import IMPORT_NAME, Replay, end_fields
+from openprose.vm.state.journal import Journal, Transaction, info_from_row, schema
+from openprose.vm.state.postgres_url import find_url, redact, scrub
+from openprose.vm.values import Value, render
+
+if TYPE_CHECKING:
+    import psycopg
+
+SCHEMA = "openprose"
+PREFIX = f"{SCHEMA}."
+INSTALL = "pip install 'openprose[postgres]'"
+CONNECT_TIMEOUT = 10  # seconds
+# Advisory locks are two int4 keys; the first says "an OpenProse run" (b"op" + 1).
+LOCK_CLASS = 0x6F7001
+# Serialises the schema's creation: two first runs at once would race CREATE TABLE.
+SCHEMA_LOCK = 0x6F7000
+
+# The spec's statuses for `run` (its CHECK); our "cancelled" is its "interrupted".
+RUN_STATUS = {"completed": "completed", "failed": "failed", "cancelled": "interrupted"}
+
+CORE_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS openprose.run (
+        id TEXT PRIMARY KEY,
+        program_path TEXT,
+        program_source TEXT,
+        started_at TIMESTAMPTZ NOT NULL DEFAULT NOW(),
+        updated_at TIMESTAMPTZ NOT NULL DEFAULT NOW(),
+        status TEXT NOT NULL DEFAULT 'running'
+            CHECK (status IN ('running', 'completed', 'failed', 'interrupted')),
+        state_mode TEXT NOT NULL DEFAULT 'postgres',
+        metadata JSONB DEFAULT '{}'::jsonb
+    )""",
+    """CREATE TABLE IF NOT EXISTS openprose.execution (
+        id SERIAL PRIMARY KEY,
+        run_id TEXT NOT NULL REFERENCES openprose.run(id) ON DELETE CASCADE,
+        statement_index INTEGER NOT NULL,
+        statement_text TEXT,
+        status TEXT NOT NULL DEFAULT 'pending'
+            CHECK (status IN ('pending', 'executing', 'completed', 'failed', 'skipped')),
+        started_at TIMESTAMPTZ,
+        completed_at TIMESTAMPTZ,
+        error_message TEXT,
+        parent_id INTEGER REFERENCES openprose.execution(id) ON DELETE CASCADE,
+        metadata JSONB DEFAULT '{}'::jsonb
+    )""",
+    # No primary key: the spec's (name, run_id, COALESCE(execution_id, -1)) is not valid
+    # SQL; the unique index below holds that invariant, and is what the spec's
+    # `ON CONFLICT (name, run_id, COALESCE(execution_id, -1))` infers.
+    """CREATE TABLE IF NOT EXISTS openprose.bindings (
+        name TEXT NOT NULL,
+        run_id TEXT NOT NULL REFERENCES openprose.run(id) ON DELETE CASCADE,
+        execution_id INTEGER,
+        kind TEXT NOT NULL CHECK (kind IN ('input', 'output', 'let', 'const')),
+        value TEXT,
+        source_statement TEXT,
+        created_at TIMESTAMPTZ NOT NULL DEFAULT NOW(),
+        updated_at TIMESTAMPTZ NOT NULL DEFAULT NOW(),
+        attachment_path TEXT,
+        metadata JSONB DEFAULT '{}'::jsonb
+    )""",
+    """CREATE UNIQUE INDEX IF NOT EXISTS bindings_scope
+        ON openprose.bindings (name, run_id, COALESCE(execution_id, -1))""",
+    """CREATE TABLE IF NOT EXISTS openprose.agents (
+        name TEXT NOT NULL,
+        run_id TEXT,
+        scope TEXT NOT NULL CHECK (scope IN ('execution', 'project', 'user', 'custom')),
+        memory TEXT,
+        created_at TIMESTAMPTZ NOT NULL DEFAULT NOW(),
+        updated_at TIMESTAMPTZ NOT NULL DEFAULT NOW(),
+        metadata JSONB DEFAULT '{}'::jsonb
+    )""",
+    """CREATE UNIQUE INDEX IF NOT EXISTS agents_scope
+        ON openprose.agents (name, COALESCE(run_id, '__project__'))""",
+    """CREATE TABLE IF NOT EXISTS openprose.agent_segments (
+        id SERIAL PRIMARY KEY,
+        agent_name TEXT NOT NULL,
+        run_id TEXT,
+        segment_number INTEGER NOT NULL,
+        timestamp TIMESTAMPTZ NOT NULL DEFAULT NOW(),
+        prompt TEXT,
+        summary TEXT,
+        metadata JSONB DEFAULT '{}'::jsonb
+    )""",
+    """CREATE UNIQUE INDEX IF NOT EXISTS agent_segments_number ON openprose.agent_segments
+        (agent_name, COALESCE(run_id, '__project__'), segment_number)""",
+    """CREATE TABLE IF NOT EXISTS openprose.imports (
+        alias TEXT NOT NULL,
+        run_id TEXT NOT NULL REFERENCES openprose.run(id) ON DELETE CASCADE,
+        source_url TEXT NOT NULL,
+        fetched_at TIMESTAMPTZ,
+        inputs_schema JSONB,
+        outputs_schema JSONB,
+        content_hash TEXT,
+        metadata JSONB DEFAULT '{}'::jsonb,
+        PRIMARY KEY (alias, run_id)
+    )""",
+    "CREATE INDEX IF NOT EXISTS idx_execution_run_id ON openprose.execution(run_id)",
+    "CREATE INDEX IF NOT EXISTS idx_execution_status ON openprose.execution(status)",
+    "CREATE INDEX IF NOT EXISTS idx_execution_parent_id ON openprose.execution(parent_id) "
+    "WHERE parent_id IS NOT NULL",
+    "CREATE INDEX IF NOT EXISTS idx_execution_metadata_gin ON openprose.execution "
+    "USING GIN (metadata jsonb_path_ops)",
+    "CREATE INDEX IF NOT EXISTS idx_bindings_run_id ON openprose.bindings(run_id)",
+    "CREATE INDEX IF NOT EXISTS idx_bindings_execution_id ON openprose.bindings(execution_id) "
+    "WHERE execution_id IS NOT NULL",
+    "CREATE INDEX IF NOT EXISTS idx_agents_run_id ON openprose.agents(run_id) "
+    "WHERE run_id IS NOT NULL",
+    "CREATE INDEX IF NOT EXISTS idx_agents_project_scoped ON openprose.agents(name) "
+    "WHERE run_id IS NULL",
+    "CREATE INDEX IF NOT EXISTS idx_agent_segments_lookup "
+    "ON openprose.agent_segments(agent_name, run_id)",
+)
+
+
+# ---------------------------------------------------------------------- connections
+
+
+def _driver() -> Any:
+    try:
+        import psycopg
+    except ImportError:
+        raise StateError(f"the postgres state backend needs psycopg 3: {INSTALL}") from None
+    return psycopg
+
+
+def connect(url: str) -> psycopg.Connection[Any]:
+    """An autocommit connection; every failure is a StateError that names the server
+    without its password."""
+    psycopg = _driver()
+    try:
+        return psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+    except psycopg.ProgrammingError:
+        # libpq quotes the malformed part of the URL, which may be the password.
+        raise StateError(f"invalid PostgreSQL URL {redact(url)}") from None
+    except psycopg.Error as error:
+        detail = scrub(_one_line(error), url)
+        raise StateError(f"cannot connect to PostgreSQL at {redact(url)}: {detail}") from None
+
+
+def _one_line(error: BaseException) -> str:
+    """The driver's message on one line, without psycopg's "connection failed:" prefix."""
+    text = " ".join(line.strip() for line in str(error).splitlines() if line.strip())
+    return text.removeprefix("connection failed: ") or type(error).__name__
+
+
+def transaction(connection: psycopg.Connection[Any]) -> Transaction:
+    """The journal's transaction: BEGIN ... COMMIT on an autocommit connection (a
+    savepoint inside an enclosing one)."""
+
+    @contextlib.contextmanager
+    def open_transaction() -> Iterator[psycopg.Cursor[Any]]:
+        with connection.transaction(), connection.cursor() as cursor:
+            yield cursor
+
+    return open_transaction
+
+
+def lock_key(run_id: str) -> int:
+    """The run's advisory lock key (the second int4 of the pair)."""
+    digest = hashlib.sha256(run_id.encode("utf-8")).digest()
+    return int.from_bytes(digest[:4], "big", signed=True)
+
+
+def create_schema(connection: psycopg.Connection[Any]) -> None:
+    with connection.transaction(), connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s, 0)", (SCHEMA_LOCK,))
+        # CREATE SCHEMA IF NOT EXISTS still needs CREATE on the database, which the
+        # spec's limited-privilege user (given the schema by an admin) does not have.
+        cursor.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (SCHEMA,))
+        if cursor.fetchone() is None:
+            cursor.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
+        for statement in (*CORE_SCHEMA, *schema(PREFIX, "DOUBLE PRECISION")):
+            cursor.execute(statement)
+
+
+def _journal(connection: psycopg.Connection[Any], run_id: str) -> Journal:
+    return Journal(
+        connection,
+        run_id,
+        transaction=transaction(connection),
+        prefix=PREFIX,
+        placeholder="%s",
+        real="DOUBLE PRECISION",
+    )
+
+
+def _when(ts: float) -> dt.datetime:
+    return dt.datetime.fromtimestamp(ts, dt.UTC)
+
+
+# ---------------------------------------------------------------------- the record
+
+
+class RunRecord:
+    """The spec's rows of one run (or of one program it imports, ``alias`` set), written
+    on the store's own connection: the journal has its own, so a journal write from a
+    session's worker thread never lands inside one of these transactions."""
+
+    def __init__(
+        self,
+        connection: psycopg.Connection[Any],
+        run_id: str,
+        alias: str = "",
+        lock: threading.Lock | None = None,
+    ) -> None:
+        self.connection = connection
+        self.run_id = run_id
+        self.alias = alias
+        self.lock = lock or threading.Lock()
+        self.frames: dict[int, int] = {}  # execution_id -> its FramePush row
+        self.groups: dict[tuple[str, str, int], tuple[str, int]] = {}  # -> (id, row)
+        self._group_count = 0
+
+    def name(self, binding: str) -> str:
+        return f"{self.alias}.{binding}" if self.alias else binding
+
+    def write_binding(
+        self,
+        name: str,
+        kind: str,
+        source: str,
+        value: Value,
+        execution_id: int | None,
+    ) -> None:
+        with self.lock, self.connection.transaction(), self.connection.cursor() as cursor:
+            # The narration is asynchronous (see `open_store`); a binding is on disk
+            # before the journal says it was committed.
+            cursor.execute("SET LOCAL synchronous_commit TO on")
+            cursor.execute(
+                "INSERT INTO openprose.bindings (name, run_id, execution_id, kind, value, "
+                "source_statement) VALUES (%s, %s, %s, %s, %s, %s) "
+                "ON CONFLICT (name, run_id, COALESCE(execution_id, -1)) DO UPDATE SET "
+                "kind = EXCLUDED.kind, value = EXCLUDED.value, "
+                "source_statement = EXCLUDED.source_statement, updated_at = NOW()",
+                (self.name(name), self.run_id, execution_id, kind, render(value), source),
+            )
+
+    def binding(self, name: str, execution_id: int | None = None) -> str | None:
+        """A committed binding's value as its row holds it."""
+        with self.lock, self.connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT value FROM openprose.bindings WHERE name = %s AND run_id = %s "
+                "AND COALESCE(execution_id, -1) = %s",
+                (self.name(name), self.run_id, -1 if execution_id is None else execution_id),
+            )
+            row = cursor.fetchone()
+        return None if row is None else row[0]
+
+    def append(
+        self,
+        step: str,
+        text: str,
+        status: str,
+        metadata: Mapping[str, Any],
+        *,
+        ts: float,
+        error: str | None = None,
+        parent: int | None = None,
+    ) -> int:
+        """One row of ``execution``; rows are never updated (the narration is a log)."""
+        index = re.match(r"\d+", step)
+        meta = {"step": step, **metadata}
+        if self.alias:
+            meta["import"] = self.alias
+        when = _when(ts)
+        with self.lock, self.connection.cursor() as cursor:
+            cursor.execute(
+                "INSERT INTO openprose.execution (run_id, statement_index, statement_text, "
+                "status, started_at, completed_at, error_message, parent_id, metadata) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s::jsonb) RETURNING id",
+                (
+                    self.run_id,
+                    int(index.group()) if index else 0,
+                    text,
+                    status,
+                    when,
+                    None if status == "executing" else when,
+                    error,
+                    parent,
+                    json.dumps(meta, ensure_ascii=False, default=str),
+                ),
+            )
+            row = cursor.fetchone()
+        return int(row[0]) if row else 0
+
+    def _group(self, prefix: str, event: ev.Event, new: bool) -> tuple[str, int | None]:
+        slot = (prefix, event.step, event.level)
+        if new or slot not in self.groups:
+            self._group_count += 1
+            self.groups[slot] = (f"{prefix}{self._group_count}", 0)
+        group, row = self.groups[slot]
+        return group, row or None
+
+    def record(self, event: ev.Event) -> None:
+        """The ``execution`` row of a narration event, as the spec's parallel, loop and
+        error sections spell them; ``statement_text`` is the ``state.md`` marker where
+        the event has one.  Events without a marker or a row in the spec are left out."""
+        marker = state_line(event) or ""
+        step, ts = event.step, event.ts
+        if isinstance(event, ev.Position):
+            self.append(step, event.statement, "executing", {"line": event.line}, ts=ts)
+        elif isinstance(event, ev.Binding):
+            if event.binding_kind == "input":
+                return
+            meta: dict[str, Any] = {"binding": self.name(event.name), "kind": event.binding_kind}
+            parent = None
+            if event.execution_id is not None:
+                meta["execution_id"] = event.execution_id
+                parent = self.frames.get(event.execution_id)
+            self.append(step, marker, "completed", meta, ts=ts, parent=parent)
+        elif isinstance(event, ev.ParallelEnter):
+            group, _ = self._group("p", event, True)
+            meta = {
+                "parallel_id": group,
+                "strategy": event.strategy,
+                "branches": event.branches,
+                "on_fail": event.on_fail,
+            }
+            if event.count is not None:
+                meta["count"] = event.count
+            row = self.append(step, marker, "executing", meta, ts=ts)
+            self.groups[("p", event.step, event.level)] = (group, row)
+        elif isinstance(event, ev.ParallelBranch):
+            group, parent = self._group("p", event, False)
+            status = {"done": "completed", "cancelled": "skipped"}.get(event.status, "failed")
+            meta = {"parallel_id": group, "branch": event.branch}
+            text = f"{step}→ ∥{event.branch} {event.status}"
+            self.append(step, text, status, meta, ts=ts, parent=parent)
+        elif isinstance(event, ev.ParallelJoin):
+            group, parent = self._group("p", event, False)
+            self.append(step, marker, "completed", {"parallel_id": group}, ts=ts, parent=parent)
+        elif isinstance(event, ev.LoopStart):
+            group, _ = self._group("l", event, True)
+            meta = {"loop_id": group, "description": event.description}
+            row = self.append(step, f"{step}→ loop", "executing", meta, ts=ts)
+            self.groups[("l", event.step, event.level)] = (group, row)
+        elif isinstance(event, ev.LoopIteration | ev.LoopExit):
+            group, parent = self._group("l", event, False)
+            meta = {
+                "loop_id": group,
+                "current_iteration": event.iteration,
+                "max_iterations": event.maximum,
+            }
+            if isinstance(event, ev.LoopExit):
+                meta["reason"] = event.reason
+            self.append(step, marker, "completed", meta, ts=ts, parent=parent)
+        elif isinstance(event, ev.FramePush):
+            meta = {"block": event.block, "execution_id": event.execution_id}
+            parent = self.frames.get(event.parent) if event.parent is not None else None
+            row = self.append(step, marker, "executing", meta, ts=ts, parent=parent)
+            self.frames[event.execution_id] = row
+        elif isinstance(event, ev.FramePop):
+            meta = {"block": event.block, "execution_id": event.execution_id}
+            status = "failed" if event.failed else "completed"
+            parent = self.frames.get(event.execution_id)
+            self.append(step, marker, status, meta, ts=ts, parent=parent)
+        elif isinstance(event, ev.Failure):
+            self.append(step, marker, "failed", {}, ts=ts, error=event.message)
+        elif isinstance(event, ev.Retry):
+            meta = {"retry_attempt": event.attempt, "max_retries": event.maximum}
+            self.append(step, marker, "failed", meta, ts=ts, error=event.error)
+        elif isinstance(event, ev.ProgramEnd):
+            status = str(end_fields(event)["status"])
+            failed = status != "completed"
+            meta = {"end": status}
+            self.append(
+                step,
+                marker,
+                "failed" if failed else "completed",
+                meta,
+                ts=ts,
+                error=event.error or None,
+            )
+
+    def resumed(self, ts: float) -> None:
+        self.append("", f"---resume {iso(ts)}", "executing", {"resume": True}, ts=ts)
+
+    def set_status(self, status: str) -> None:
+        with self.lock, self.connection.cursor() as cursor:
+            cursor.execute(
+                "UPDATE openprose.run SET status = %s, updated_at = NOW() WHERE id = %s",
+                (RUN_STATUS.get(status, status), self.run_id),
+            )
+
+
+# ---------------------------------------------------------------------- the store
+
+
+class PostgresStore:
+    state = "postgres"
+    path: Path | None = None
+
+    def __init__(
+        self,
+        record: RunRecord,
+        journal: Journal,
+        replay: Replay,
+        *,
+        called: bool = False,
+        text: str = "",
+    ) -> None:
+        self.record_rows = record
+        self.run_id = record.run_id
+        self.alias = record.alias
+        self._journal = journal
+        self._replay = replay
+        self._called = called
+        self._text = text
+
+    @property
+    def journal(self) -> Journal:
+        return self._journal
+
+    @property
+    def replaying(self) -> bool:
+        return self._replay.active
+
+    def went_live(self) -> None:
+        self._replay.active = False
+
+    def commit_binding(
+        self,
+        key: str,
+        name: str,
+        kind: str,
+        source: str,
+        value: Value,
+        execution_id: int | None,
+    ) -> bool:
+        hashed = value_hash(value)
+        journal_name = self.record_rows.name(name)
+        if self._journal.committed(key, journal_name, execution_id) == hashed:
+            return False
+        self.went_live()
+        self.record_rows.write_binding(name, kind, source, value, execution_id)
+        self._journal.record_commit(key, journal_name, execution_id, hashed)
+        return True
+
+    def binding_text(self, name: str, execution_id: int | None = None) -> str | None:
+        """The committed value of a binding as its row holds it."""
+        return self.record_rows.binding(name, execution_id)
+
+    def record(self, event: ev.Event) -> None:
+        final = isinstance(event, ev.ProgramEnd)
+        if not self._replay.active or final or isinstance(event, ev.Failure):
+            self.record_rows.record(event)
+        if final and not self._called:
+            assert isinstance(event, ev.ProgramEnd)
+            fields = end_fields(event)
+            self._journal.update_run(**fields)
+            self.record_rows.set_status(str(fields["status"]))
+
+    def inputs(self) -> dict[str, Value]:
+        if not self._called:
+            return self._journal.inputs()
+        loaded = self._import_field("inputs")
+        return loaded if isinstance(loaded, dict) else {}
+
+    def save_inputs(self, inputs: dict[str, Value]) -> None:
+        if not self._called:
+            self._journal.update_run(inputs=inputs)
+            return
+        rows = self.record_rows
+        with rows.lock, rows.connection.cursor() as cursor:
+            cursor.execute(
+                "UPDATE openprose.imports SET metadata = jsonb_set(COALESCE(metadata, "
+                "'{}'::jsonb), '{inputs}', %s::jsonb) WHERE alias = %s AND run_id = %s",
+                (json.dumps(inputs, ensure_ascii=False, default=str), self.alias, self.run_id),
+            )
+
+    def program_text(self) -> str:
+        if not self._called:
+            return self._journal.program_text()
+        if not self._text:
+            self._text = str(self._import_field("program_source") or "")
+        return self._text
+
+    def _import_field(self, field: str) -> Any:
+        rows = self.record_rows
+        with rows.lock, rows.connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT metadata -> %s FROM openprose.imports WHERE alias = %s AND run_id = %s",
+                (field, self.alias, self.run_id),
+            )
+            row = cursor.fetchone()
+        return None if row is None else row[0]
+
+    def child(self, key: str, name: str, text: str, program_name: str) -> PostgresStore:
+        rows = self.record_rows
+        known = self._journal.committed(key, IMPORT_NAME, None)
+        alias = known if known is not None and self._has_import(known) else None
+        if alias is None:
+            alias = self._new_import(self.record_rows.name(name), key, text, program_name)
+            self._journal.record_commit(key, IMPORT_NAME, None, alias)
+        record = RunRecord(rows.connection, self.run_id, alias, rows.lock)
+        if known is not None and alias == known:
+            record.resumed(_now())
+        return PostgresStore(record, self._journal, self._replay, called=True, text=text)
+
+    def _has_import(self, alias: str) -> bool:
+        rows = self.record_rows
+        with rows.lock, rows.connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT 1 FROM openprose.imports WHERE alias = %s AND run_id = %s",
+                (alias, self.run_id),
+            )
+            return cursor.fetchone() is not None
+
+    def _new_import(self, base: str, key: str, text: str, program_name: str) -> str:
+        rows = self.record_rows
+        meta = json.dumps({"key": key, "program_source": text, "inputs": {}}, ensure_ascii=False)
+        with rows.lock, rows.connection.cursor() as cursor:
+            for n in range(1, 10_000):
+                alias = base if n == 1 else f"{base}-{n}"
+                cursor.execute(
+                    "INSERT INTO openprose.imports (alias, run_id, source_url, fetched_at, "
+                    "content_hash, metadata) VALUES (%s, %s, %s, NOW(), %s, %s::jsonb) "
+                    "ON CONFLICT (alias, run_id) DO NOTHING RETURNING alias",
+                    (alias, self.run_id, program_name, program_hash(text), meta),
+                )
+                if cursor.fetchone() is not None:
+                    return alias
+        raise StateError(f"run {self.run_id} calls {base!r} too many times")  # pragma: no cover
+
+    def close(self) -> None:
+        if self._called:
+            return
+        with contextlib.suppress(Exception):
+            self.record_rows.connection.close()  # releases the run's advisory lock
+        self._journal.close()
+
+
+def _now() -> float:
+    import time
+
+    return time.time()
+
+
+# ---------------------------------------------------------------------- the catalogue
+
+
+class PostgresCatalog:
+    """The runs in one PostgreSQL database (the ``openprose`` schema)."""
+
+    state = "postgres"
+
+    def __init__(self, url: str, origin: str = "") -> None:
+        self._url = url
+        self.origin = origin
+        self.location = redact(url)
+        self._schema_ready = False
+
+    def __repr__(self) -> str:  # the URL's password stays out of tracebacks and logs
+        return f"PostgresCatalog({self.location!r})"
+
+    @classmethod
+    def from_environment(
+        cls, project_root: Path, environ: Mapping[str, str] | None = None
+    ) -> PostgresCatalog:
+        import os
+
+        source = find_url(project_root, os.environ if environ is None else environ)
+        return cls(source.url, source.origin)
+
+    # -------------------------------------------------------------- connections
+
+    def _connect(self) -> psycopg.Connection[Any]:
+        connection = connect(self._url)
+        if not self._schema_ready:
+            try:
+                create_schema(connection)
+            except Exception as error:
+                connection.close()
+                raise self._error("cannot create the openprose schema", error) from None
+            self._schema_ready = True
+        return connection
+
+    def _error(self, what: str, error: BaseException) -> StateError:
+        return StateError(f"{what} in {self.location}: {scrub(_one_line(error), self._url)}")
+
+    @contextlib.contextmanager
+    def _session(self) -> Iterator[psycopg.Connection[Any]]:
+        connection = self._connect()
+        try:
+            yield connection
+        except StateError:
+            raise
+        except _driver().Error as error:
+            raise self._error("PostgreSQL failed", error) from None
+        finally:
+            connection.close()
+
+    def _open_store(self, run_id: str) -> tuple[psycopg.Connection[Any], Journal]:
+        """The two connections of a run's store, the first holding the run's lock."""
+        rows = self._connect()
+        try:
+            with rows.cursor() as cursor:
+                # The narration may trail a server crash by a fraction of a second; the
+                # bindings and the journal are synchronous (see RunRecord.write_binding).
+                cursor.execute("SET synchronous_commit TO off")
+                cursor.execute(
+                    "SELECT pg_try_advisory_lock(%s, %s)", (LOCK_CLASS, lock_key(run_id))
+                )
+                row = cursor.fetchone()
+            if not row or not row[0]:
+                raise StateError(f"run {run_id} is being run by another process")
+            journal = _journal(self._connect(), run_id)
+        except BaseException:
+            rows.close()
+            raise
+        return rows, journal
+
+    # -------------------------------------------------------------- Catalog
+
+    def create(
+        self,
+        program_text: str,
+        program_name: str,
+        inputs: dict[str, Value],
+        *,
+        backend: str = "",
+        run_id: str | None = None,
+    ) -> PostgresStore:
+        for _ in range(20):
+            rid = run_id or new_run_id()
+            rows, journal = self._open_store(rid)
+            try:
+                with rows.transaction(), rows.cursor() as cursor:
+                    cursor.execute(
+                        "INSERT INTO openprose.run (id, program_path, program_source, status, "
+                        "state_mode, metadata) VALUES (%s, %s, %s, 'running', 'postgres', "
+                        "%s::jsonb) ON CONFLICT (id) DO NOTHING RETURNING id",
+                        (
+                            rid,
+                            program_name,
+                            program_text,
+                            json.dumps({"program_name": program_name}, ensure_ascii=False),
+                        ),
+                    )
+                    created = cursor.fetchone() is not None
+                if created:
+                    journal.start_run(
+                        self.state,
+                        program_name,
+                        program_text,
+                        program_hash(program_text),
+                        inputs,
+                        backend,
+                    )
+            except _driver().Error as error:
+                rows.close()
+                journal.close()
+                raise self._error(f"cannot create run {rid}", error) from None
+            if created:
+                return PostgresStore(RunRecord(rows, rid), journal, Replay(False))
+            rows.close()
+            journal.close()
+            if run_id is not None:
+                raise StateError(f"run {run_id} exists already in {self.location}")
+        raise StateError(f"no free run id in {self.location}")  # pragma: no cover
+
+    def open(self, run_id: str) -> PostgresStore:
+        info = self.info(run_id)
+        if info.status == "running":
+            raise StateError(f"run {run_id} is still running (process {info.pid} on {info.host})")
+        rows, journal = self._open_store(run_id)
+        try:
+            journal.load()
+            journal.claim()
+            record = RunRecord(rows, run_id)
+            record.set_status("running")
+            record.resumed(_now())
+        except _driver().Error as error:
+            rows.close()
+            journal.close()
+            raise self._error(f"cannot open run {run_id}", error) from None
+        return PostgresStore(record, journal, Replay(bool(journal.steps or journal.commits)))
+
+    def info(self, run_id: str) -> RunInfo:
+        with self._session() as connection:
+            found = self._live(connection, run_id)
+        if found is None:
+            raise StateError(f"no run {run_id!r} in {self.location}")
+        return found
+
+    def _live(self, connection: psycopg.Connection[Any], run_id: str) -> RunInfo | None:
+        journal = _journal(connection, run_id)
+        row = journal.run_row()
+        if row is None:
+            return None
+        info = info_from_row(row, self.location)
+        if row.get("status") == "running":
+            info.status = "running" if self._locked(connection, run_id) else "interrupted"
+        return info
+
+    @staticmethod
+    def _locked(connection: psycopg.Connection[Any], run_id: str) -> bool:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' "
+                "AND classid = (%s::bigint)::oid "
+                "AND objid = ((%s::bigint + 4294967296) %% 4294967296)::oid "
+                "AND objsubid = 2 AND granted)",
+                (LOCK_CLASS, lock_key(run_id)),
+            )
+            row = cursor.fetchone()
+        return bool(row and row[0])
+
+    def runs(self) -> list[RunInfo]:
+        with self._session() as connection, connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT run_id FROM openprose.journal_runs WHERE state = %s ORDER BY run_id DESC",
+                (self.state,),
+            )
+            ids = [row[0] for row in cursor.fetchall()]
+            found = []
+            for run_id in ids:
+                info = self._live(connection, run_id)
+                if info is not None:
+                    found.append(info)
+        return found
+
+    def remove(self, run_id: str) -> None:
+        with self._session() as connection, connection.transaction(), connection.cursor() as cursor:
+            # Holding the run's lock for the transaction: no store can open it meanwhile.
+            cursor.execute(
+                "SELECT pg_try_advisory_xact_lock(%s, %s)", (LOCK_CLASS, lock_key(run_id))
+            )
+            row = cursor.fetchone()
+            if not row or not row[0]:
+                raise StateError(f"run {run_id} is still running")
+            cursor.execute("SELECT 1 FROM openprose.journal_runs WHERE run_id = %s", (run_id,))
+            if cursor.fetchone() is None:
+                raise StateError(f"no run {run_id!r} in {self.location}")
+            for table, column in (
+                ("run", "id"),  # cascades to execution, bindings, imports
+                ("agents", "run_id"),
+                ("agent_segments", "run_id"),
+                ("journal_steps", "run_id"),
+                ("journal_commits", "run_id"),
+                ("journal_runs", "run_id"),
+            ):
+                cursor.execute(
+                    f"DELETE FROM openprose.{table} WHERE {column} = %s",
+                    (run_id,),
+                )
