@@ -33,7 +33,7 @@ def test_resume_passes_the_memory_and_every_invocation_leaves_a_segment(
     assert third.context[0][1].startswith("[dry run] Review step 1 (agent: captain; model: opus;")
     assert plain.context == ()
     agent_dir = run.run_dir / "agents" / "captain"
-    assert sorted(p.name for p in agent_dir.iterdir()) == [
+    assert sorted(p.name for p in agent_dir.iterdir() if not p.name.startswith(".")) == [
         "captain-001.md",
         "captain-002.md",
         "captain-003.md",
@@ -58,7 +58,7 @@ def test_project_memory_survives_the_run(run_prose: Any) -> None:
         ("memory", "[dry run] First advice (agent: advisor; model: opus)"),
     )
     directory = first.root / ".prose" / "agents" / "advisor"
-    assert sorted(p.name for p in directory.iterdir()) == [
+    assert sorted(p.name for p in directory.iterdir() if not p.name.startswith(".")) == [
         "advisor-001.md",
         "advisor-002.md",
         "memory.md",
