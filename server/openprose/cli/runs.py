@@ -243,7 +243,7 @@ def bindings_of(info: Any, root: Path) -> list[dict[str, Any]] | None:
     if info.state not in LOCAL_STATES:
         return None
     place = control.RunPlace(info.run_id, info.state, root / info.run_id)
-    stores, _ = control.run_stores(place)
+    stores, _ = control.run_stores(place, control.Target(root, run_id=info.run_id))
     store = next(s for s in stores if s.name == "bindings")
     report = store.describe(True)
     data = report.data

@@ -25,13 +25,16 @@ import re
 import shutil
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from openprose.vm.rundir import write_atomic
 from openprose.vm.state.base import StateError
 from openprose.vm.state.journal import process_alive
+
+if TYPE_CHECKING:
+    from openprose.vm.memory import AgentMemories
 
 OPERATIONS = ("describe", "reset", "compact")
 STRATEGIES = ("recent", "tokens")
@@ -42,8 +45,6 @@ AGENTS_DB = "agents.db"
 SQLITE_PREFIX = "x_"  # the journal's tables in a sqlite run's state.db (vm/state/sqlite.py)
 _JOURNAL_TABLES = ("journal_steps", "journal_commits")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
-_UNDERSTANDING = "## Current Understanding\n\n"
-_HISTORY = "## Compacted History\n\n"
 
 
 # ---------------------------------------------------------------------- the report
@@ -187,10 +188,6 @@ class Store(Protocol):
         ...
 
     def reset(self) -> None: ...
-
-
-class NotCompactable(Exception):
-    pass
 
 
 def _count_lines(path: Path) -> int:
@@ -413,12 +410,7 @@ class Tree:
             counts={self.unit: len(entries)},
             metadata={"path": str(self.directory), "names": [p.name for p in entries]},
         )
-        if self.name == "agents":
-            memories = [AgentFiles(p.name, "run", p) for p in entries]
-            report.counts["segments"] = sum(len(m.segments()) for m in memories)
-            if include_data:
-                report.data = {m.agent: m.memory() for m in memories}
-        elif include_data:
+        if include_data:
             report.data = [p.name for p in entries]
         return report
 
@@ -443,7 +435,8 @@ class Combined:
         for part in self.parts:
             found = part.describe(include_data)
             report.exists = report.exists or found.exists
-            report.counts.update(found.counts)
+            for key, count in found.counts.items():
+                report.counts[key] = report.counts.get(key, 0) + count
             report.metadata.setdefault("path", found.metadata.get("path"))
             if include_data:
                 data[type(part).__name__.lower()] = found.data
@@ -522,235 +515,115 @@ class Running:
 # ---------------------------------------------------------------------- agent memory
 
 
-def segment_number(agent: str, filename: str) -> int | None:
-    match = re.fullmatch(re.escape(agent) + r"-(\d{3,})\.md", filename)
-    return int(match.group(1)) if match else None
+class AgentMemory:
+    """One agent's memory in one scope and one layout (files, ``agents.db``, PostgreSQL);
+    ``vm/memory.py`` reads, resets and compacts it under the agent's lock."""
 
-
-def estimate_tokens(text: str) -> int:
-    """About four characters a token (what compaction budgets count in)."""
-    return (len(text) + 3) // 4
-
-
-def choose_kept(
-    segments: Sequence[tuple[int, str]],
-    strategy: str,
-    max_messages: int | None,
-    max_tokens: int | None,
-) -> list[int]:
-    """The numbers of the segments a compaction keeps: the newest ``max_messages``
-    (``recent``), or the newest that fit in ``max_tokens`` (``tokens``; the newest one is
-    kept even when it alone is larger)."""
-    ordered = sorted(segments, reverse=True)
-    if strategy == "recent":
-        limit = max_messages if max_messages is not None else 20
-        return sorted(number for number, _ in ordered[: max(0, limit)])
-    if strategy == "tokens":
-        budget = max_tokens if max_tokens is not None else 8000
-        kept: list[int] = []
-        used = 0
-        for number, text in ordered:
-            cost = estimate_tokens(text)
-            if kept and used + cost > budget:
-                break
-            kept.append(number)
-            used += cost
-        return sorted(kept)
-    raise StateError(f"unknown strategy {strategy!r} (one of {', '.join(STRATEGIES)})")
-
-
-def history_line(number: int, text: str) -> str:
-    """One compacted segment: its number, its time and prompt, and its whole summary on one
-    line (the specifics stay; only the segment file goes)."""
-    fields: dict[str, str] = {}
-    summary = text.split("## Summary\n\n", 1)[1] if "## Summary\n\n" in text else text
-    for line in text.splitlines():
-        for key in ("timestamp", "prompt"):
-            if line.startswith(f"{key}: "):
-                fields[key] = line[len(key) + 2 :].strip()
-    head = " ".join(v for v in (fields.get("timestamp"), fields.get("prompt")) if v)
-    body = " ".join(summary.split())
-    return f"- {number:03d}{' ' + head if head else ''}: {body}"
-
-
-class AgentFiles:
-    """A persistent agent's memory directory (vm/memory.py): ``memory.md`` and its
-    numbered segments."""
-
-    def __init__(self, agent: str, scope: str, directory: Path) -> None:
+    def __init__(self, name: str, memories: AgentMemories, agent: str, scope: str) -> None:
+        self.name = name
+        self.memories = memories
         self.agent = agent
         self.scope = scope
-        self.directory = directory
-        self.name = f"memory:{scope}"
-
-    def segments(self) -> list[tuple[int, Path]]:
-        if not self.directory.is_dir():
-            return []
-        found = []
-        for entry in self.directory.iterdir():
-            number = segment_number(self.agent, entry.name)
-            if number is not None:
-                found.append((number, entry))
-        return sorted(found)
-
-    def memory(self) -> str | None:
-        try:
-            return (self.directory / "memory.md").read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return None
 
     def describe(self, include_data: bool) -> StoreReport:
-        segments = self.segments()
-        memory = self.memory()
-        report = StoreReport(
+        found = self.memories.describe(self.agent, self.scope, include_data)
+        return StoreReport(
             self.name,
-            exists=memory is not None or bool(segments),
-            counts={"segments": len(segments)},
+            exists=bool(found["exists"]),
+            counts=dict(found["items"]),
             metadata={
-                "path": str(self.directory),
                 "scope": self.scope,
-                "layout": "files",
-                "last_segment": segments[-1][0] if segments else 0,
-                "tokens": estimate_tokens(memory or "")
-                + sum(estimate_tokens(p.read_text(encoding="utf-8")) for _, p in segments),
+                "layout": found["store"],
+                "location": found["location"],
+                **found["metadata"],
             },
+            data=found.get("data"),
         )
-        if include_data:
-            report.data = {
-                "memory": memory,
-                "segments": {n: p.read_text(encoding="utf-8") for n, p in segments},
-            }
-        return report
 
     def refusal(self) -> str | None:
         return None
 
     def reset(self) -> None:
-        if self.directory.is_dir():
-            shutil.rmtree(self.directory)
+        self.memories.reset(self.agent, self.scope)
 
     def compact(
         self, strategy: str, max_messages: int | None, max_tokens: int | None
     ) -> dict[str, Any]:
-        segments = [(n, p.read_text(encoding="utf-8")) for n, p in self.segments()]
-        kept = set(choose_kept(segments, strategy, max_messages, max_tokens))
-        dropped = [(n, text) for n, text in segments if n not in kept]
-        if dropped:
-            self._fold(dropped)
-            paths = dict(self.segments())
-            for number, _ in dropped:
-                paths[number].unlink()
-        return {"before": len(segments), "after": len(segments) - len(dropped)}
-
-    def _fold(self, dropped: list[tuple[int, str]]) -> None:
-        """The dropped segments go into memory.md's history, ahead of the understanding (so
-        that sessions resuming the agent read the understanding alone, as before)."""
-        path = self.directory / "memory.md"
-        text = self.memory() or f"# Agent Memory: {self.agent}\n\n{_UNDERSTANDING}"
-        head, sep, understanding = text.partition(_UNDERSTANDING)
-        if not sep:
-            head, understanding = f"# Agent Memory: {self.agent}\n\n", text
-        title, hsep, history = head.partition(_HISTORY)
-        if not hsep:
-            title, history = head, ""
-        lines = [history.rstrip("\n")] if history.strip() else []
-        lines.extend(history_line(n, t) for n, t in dropped)
-        body = "\n".join(lines)
-        write_atomic(
-            path,
-            f"{title.rstrip()}\n\n{_HISTORY}{body}\n\n{_UNDERSTANDING}{understanding}",
-            durable=True,
-        )
+        found = self.memories.compact(self.agent, self.scope, strategy, max_messages, max_tokens)
+        return {
+            "before": found["before"]["segments"],
+            "after": found["after"]["segments"],
+            "folded": found["compacted"],
+            "kept": found["kept"],
+            "limit": found["limit"],
+        }
 
 
-class AgentTable:
-    """A persistent agent's rows in an ``agents.db`` (spec/state/sqlite.md: ``agents`` and
-    ``agent_segments``), in the project (``.prose/agents.db``) or user scope."""
+class RunAgents:
+    """The memory of a run's agents (``persist: true``), every agent together, in each
+    layout the run may keep it in."""
 
-    def __init__(self, agent: str, scope: str, database: Path) -> None:
-        self.agent = agent
-        self.scope = scope
-        self.database = database
-        self.name = f"memory:{scope}:sqlite"
+    name = "agents"
+
+    def __init__(self, *layouts: AgentMemories) -> None:
+        self.layouts = layouts
+
+    def members(self) -> list[AgentMemory]:
+        found = []
+        for layout in self.layouts:
+            suffix = (
+                "" if len(self.layouts) == 1 or layout.state == "filesystem" else f":{layout.state}"
+            )
+            found += [
+                AgentMemory(f"agents/{agent}{suffix}", layout, agent, "true")
+                for agent in layout.agents("true")
+            ]
+        return found
 
     def describe(self, include_data: bool) -> StoreReport:
+        members = [(m.name, m.describe(include_data)) for m in self.members()]
         report = StoreReport(
             self.name,
-            metadata={"path": str(self.database), "scope": self.scope, "layout": "sqlite"},
+            exists=any(found.exists for _, found in members),
+            counts={
+                "agents": len(members),
+                "segments": sum(found.counts.get("segments", 0) for _, found in members),
+            },
+            metadata={"agents": [name.split("/", 1)[1] for name, _ in members]},
         )
-        if not self.database.is_file():
-            return report
-        with contextlib.closing(_sqlite(self.database)) as connection:
-            cursor = connection.cursor()
-            tables = _tables(cursor)
-            memory = (
-                _rows(cursor, "SELECT * FROM agents WHERE name = ?", (self.agent,))
-                if "agents" in tables
-                else []
-            )
-            segments = (
-                _rows(
-                    cursor,
-                    "SELECT * FROM agent_segments WHERE agent_name = ? ORDER BY segment_number",
-                    (self.agent,),
-                )
-                if "agent_segments" in tables
-                else []
-            )
-        report.exists = bool(memory or segments)
-        report.counts["segments"] = len(segments)
+        if members:
+            report.metadata["location"] = members[0][1].metadata.get("location")
         if include_data:
-            report.data = {"memory": memory[0] if memory else None, "segments": segments}
+            report.data = {name.split("/", 1)[1]: found.data for name, found in members}
         return report
 
     def refusal(self) -> str | None:
         return None
 
     def reset(self) -> None:
-        if not self.database.is_file():
-            return
-        with _transaction(self.database) as cursor:
-            tables = _tables(cursor)
-            if "agent_segments" in tables:
-                cursor.execute("DELETE FROM agent_segments WHERE agent_name = ?", (self.agent,))
-            if "agents" in tables:
-                cursor.execute("DELETE FROM agents WHERE name = ?", (self.agent,))
+        for member in self.members():
+            member.reset()
 
-    def compact(
-        self, strategy: str, max_messages: int | None, max_tokens: int | None
-    ) -> dict[str, Any]:
-        if not self.database.is_file():
-            return {"before": 0, "after": 0}
-        with _transaction(self.database) as cursor:
-            if not {"agents", "agent_segments"} <= _tables(cursor):
-                return {"before": 0, "after": 0}
-            rows = _rows(
-                cursor,
-                "SELECT segment_number, timestamp, prompt, summary FROM agent_segments "
-                "WHERE agent_name = ?",
-                (self.agent,),
-            )
-            texts = {
-                int(r["segment_number"]): f"timestamp: {r['timestamp']}\nprompt: {r['prompt']}\n\n"
-                f"## Summary\n\n{r['summary'] or ''}"
-                for r in rows
-            }
-            kept = set(choose_kept(list(texts.items()), strategy, max_messages, max_tokens))
-            dropped = sorted(n for n in texts if n not in kept)
-            if dropped:
-                (memory,) = cursor.execute(
-                    "SELECT COALESCE(memory, '') FROM agents WHERE name = ?", (self.agent,)
-                ).fetchone() or ("",)
-                history = "\n".join(history_line(n, texts[n]) for n in dropped)
-                cursor.execute(
-                    "UPDATE agents SET memory = ? WHERE name = ?",
-                    (f"{_HISTORY}{history}\n\n{_UNDERSTANDING}{memory}", self.agent),
-                )
-                cursor.executemany(
-                    "DELETE FROM agent_segments WHERE agent_name = ? AND segment_number = ?",
-                    [(self.agent, n) for n in dropped],
-                )
-        return {"before": len(texts), "after": len(texts) - len(dropped)}
+
+def memories(
+    state: str, run_path: Path | None, target: Target, run_id: str | None = None
+) -> AgentMemories:
+    from openprose.vm.memory import AgentMemories
+
+    connect = _postgres_connect(target) if state == "postgres" else None
+    return AgentMemories(
+        run_path, target.project, target.user_home, state=state, run_id=run_id, connect=connect
+    )
+
+
+def _postgres_connect(target: Target) -> Callable[[], Any]:
+    import os
+
+    from openprose.vm.state.postgres import connect
+    from openprose.vm.state.postgres_url import find_url
+
+    url = find_url(target.project, os.environ).url
+    return lambda: connect(url)
 
 
 # ---------------------------------------------------------------------- finding stores
@@ -818,9 +691,13 @@ def suggest(word: str, known: Sequence[str]) -> str | None:
     return close[0] if close else None
 
 
-def run_stores(place: RunPlace) -> tuple[list[Any], list[Running]]:
+def run_stores(place: RunPlace, target: Target) -> tuple[list[Any], list[Running]]:
     """The stores of one run, and what refuses its reset."""
     path = place.path
+    layouts = [memories(place.state, path, target)]
+    if place.state != "filesystem":  # agents kept in files by a run of an earlier version
+        layouts.append(memories("filesystem", path, target))
+    agents = RunAgents(*layouts)
     if place.state == "sqlite":
         database = path / SQLITE_FILE
         stores: list[Any] = [
@@ -831,7 +708,7 @@ def run_stores(place: RunPlace) -> tuple[list[Any], list[Running]]:
             ),
             SqliteTables("narration", database, ("execution",)),
             Journal(database, place.run_id, prefix=SQLITE_PREFIX),
-            SqliteTables("agents", database, ("agents", "agent_segments")),
+            agents,
             Combined(
                 "imports",
                 SqliteTables("imports", database, ("imports",)),
@@ -845,7 +722,7 @@ def run_stores(place: RunPlace) -> tuple[list[Any], list[Running]]:
         FileBindings(path),
         FileNarration(path),
         Journal(journal, place.run_id, path / "journal.jsonl"),
-        Tree("agents", path / "agents", "agents"),
+        agents,
         Tree("imports", path / "imports", "programs"),
     ]
     return stores, [Running(place.run_id, lambda: _journal_info(journal, place.run_id))]
@@ -866,13 +743,20 @@ def _journal_info(database: Path, run_id: str, prefix: str = "") -> Any:
 
 def agent_stores(target: Target) -> list[Any]:
     agent = target.agent or ""
-    roots = {"project": target.project / ".prose", "user": target.user_home / ".prose"}
     stores: list[Any] = []
     for scope in target.scopes:
-        root = roots[scope]
-        stores.append(AgentFiles(agent, scope, root / "agents" / agent))
-        stores.append(AgentTable(agent, scope, root / AGENTS_DB))
+        for layout in memory_layouts(target):
+            suffix = "" if layout == "filesystem" else f":{layout}"
+            stores.append(
+                AgentMemory(f"memory:{scope}{suffix}", memories(layout, None, target), agent, scope)
+            )
     return stores
+
+
+def memory_layouts(target: Target) -> list[str]:
+    """Where agent memory outside runs may be kept: files and ``agents.db`` always,
+    PostgreSQL when it is the chosen backend."""
+    return ["filesystem", "sqlite", *(["postgres"] if "postgres" in target.states else [])]
 
 
 def _store_failure(store: Any, error: BaseException) -> StoreError:
@@ -932,27 +816,31 @@ def _describe_project(target: Target, report: StateReport, include_data: bool) -
     report.stores.append(runs)
     if not ids:
         report.missing.append("runs")
-    roots = {"project": target.project / ".prose", "user": target.user_home / ".prose"}
     for scope in target.scopes:
-        directory = roots[scope] / "agents"
-        names = (
-            sorted(p.name for p in directory.iterdir() if p.is_dir()) if directory.is_dir() else []
-        )
-        store = StoreReport(
+        names: set[str] = set()
+        places = []
+        for layout in memory_layouts(target):
+            store = memories(layout, None, target)
+            try:
+                names.update(store.agents(scope))
+            except _FAILURES as error:
+                report.errors.append(StoreError(f"memory:{scope}", str(error)))
+            places.append(store.store.location("*", scope))
+        found = StoreReport(
             f"memory:{scope}",
             exists=bool(names),
             counts={"agents": len(names)},
-            metadata={"path": str(directory), "agents": names},
+            metadata={"agents": sorted(names), "locations": places},
         )
-        report.stores.append(store)
+        report.stores.append(found)
         if not names:
-            report.missing.append(store.name)
+            report.missing.append(found.name)
     return report
 
 
 def _stores(target: Target) -> list[Any]:
     if target.run_id is not None:
-        stores, _ = run_stores(find_run(target))
+        stores, _ = run_stores(find_run(target), target)
         return stores
     return agent_stores(target)
 
@@ -966,7 +854,7 @@ def reset(target: Target) -> StateReport:
     if target.run_id is None and target.agent is None:
         raise StateError("reset needs a target: a run id, --agent NAME or --all")
     if target.run_id is not None:
-        stores, guards = run_stores(find_run(target))
+        stores, guards = run_stores(find_run(target), target)
     else:
         stores, guards = agent_stores(target), []
     _reset_stores(report, stores, guards)
@@ -1015,19 +903,24 @@ def _reset_all(target: Target, report: StateReport) -> StateReport:
     plans: list[tuple[str, list[Any], list[Any]]] = []
     for run_id in known_runs(target):
         try:
-            place = find_run(Target(target.runs_root, run_id=run_id, states=target.states))
+            place = find_run(replace(target, run_id=run_id, all=False))
         except StateError:
             continue  # a run of a backend not chosen
-        stores, guards = run_stores(place)
+        stores, guards = run_stores(place, target)
         plans.append((f"{run_id}/", stores, guards))
-    agents = target.project / ".prose" / "agents"
-    names = sorted(p.name for p in agents.iterdir() if p.is_dir()) if agents.is_dir() else []
-    for name in names:
-        if _NAME.match(name):
-            plans.append((f"agent {name}/", [AgentFiles(name, "project", agents / name)], []))
-    database = target.project / ".prose" / AGENTS_DB
-    if database.is_file():
-        plans.append(("", [WholeDatabase("memory:project:sqlite", database)], []))
+    for layout in ("filesystem", "sqlite"):
+        store = memories(layout, None, target)
+        suffix = "" if layout == "filesystem" else f":{layout}"
+        try:
+            names = store.agents("project")
+        except _FAILURES as error:
+            plans.append(
+                (f"memory:project{suffix}/", [Broken(f"memory:project{suffix}", error)], [])
+            )
+            continue
+        for name in names:
+            member = AgentMemory(f"memory:project{suffix}", store, name, "project")
+            plans.append((f"agent {name}/", [member], []))
     # First every check, then every reset: one refusal leaves everything as it was.
     probe = StateReport("reset")
     present: list[tuple[str, Any]] = []
@@ -1057,22 +950,21 @@ def _reset_all(target: Target, report: StateReport) -> StateReport:
     return report
 
 
-class WholeDatabase:
-    """The project's ``agents.db``: every row of it is the project's (reset --all only)."""
+class Broken:
+    """A store that could not even be listed: its error, reported by describe."""
 
-    def __init__(self, name: str, database: Path) -> None:
+    def __init__(self, name: str, error: BaseException) -> None:
         self.name = name
-        self.database = database
+        self.error = error
 
     def describe(self, include_data: bool) -> StoreReport:
-        table = SqliteTables(self.name, self.database, ("agents", "agent_segments"))
-        return table.describe(include_data)
+        raise self.error
 
     def refusal(self) -> str | None:
-        return None
+        return str(self.error)
 
     def reset(self) -> None:
-        SqliteTables(self.name, self.database, ("agent_segments", "agents")).reset()
+        raise self.error
 
 
 def compact(
@@ -1088,25 +980,20 @@ def compact(
     if strategy not in STRATEGIES:
         raise StateError(f"unknown strategy {strategy!r} (one of {', '.join(STRATEGIES)})")
     for name, value in (("--max-messages", max_messages), ("--max-tokens", max_tokens)):
-        if value is not None and value < 1:
-            raise StateError(f"{name} must be at least 1")
+        if value is not None and value < 0:
+            raise StateError(f"{name} cannot be negative")
     if target.all or (target.run_id is None and target.agent is None):
         raise StateError("compact needs a run id or --agent NAME")
     report = StateReport("compact", target.run_id, target.agent)
     if target.run_id is not None:
         place = find_run(target)
-        directory = place.path / "agents"
-        names = (
-            sorted(p.name for p in directory.iterdir() if p.is_dir()) if directory.is_dir() else []
-        )
-        stores: list[Any] = [AgentFiles(n, "run", directory / n) for n in names]
-        for store in stores:
-            store.name = f"agents/{store.agent}"
-        if place.state == "sqlite":
-            report.errors.append(
-                StoreError("agents", "compaction of a sqlite run's agents is not done yet")
-            )
-        if not stores:
+        try:
+            run_agents = next(s for s in run_stores(place, target)[0] if s.name == "agents")
+            stores: list[Any] = run_agents.members()
+        except _FAILURES as error:
+            report.errors.append(StoreError("agents", str(error)))
+            stores = []
+        if not stores and not report.errors:
             report.missing.append("agents")
     else:
         stores = agent_stores(target)
