@@ -44,18 +44,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     resume = actions.add_parser(
         "resume",
-        help="continue an interrupted or failed run (the same as prose run --resume RUN_ID)",
+        help="continue an interrupted or failed run (the same as prose run FILE --resume RUN_ID)",
+        description="Continue a run: prose run FILE --resume RUN_ID --state STATE, with FILE "
+        "the run's program in the current directory (or --program FILE). Options after RUN_ID "
+        "are prose run's (--force, --backend, --trace, --json, ...).",
     )
-    resume.add_argument("run_id", metavar="RUN_ID")
     _common(resume)
     resume.add_argument(
         "--force", action="store_true", help="resume even though the program changed"
     )
     resume.add_argument(
+        "--program", metavar="FILE", help="the run's program (default: its name, here)"
+    )
+    resume.add_argument("run_id", metavar="RUN_ID")
+    resume.add_argument(
         "rest",
         nargs=argparse.REMAINDER,
         metavar="...",
-        help="more options of prose run (--backend, --trace, --json, ...)",
+        help="more options of prose run (--force, --backend, --trace, --json, ...)",
     )
     resume.set_defaults(handler=resume_run)
 
@@ -347,13 +353,24 @@ def remove_run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
 
 def resume_argv(args: argparse.Namespace, info: Any) -> list[str]:
-    """``prose run --resume RUN_ID`` with this command's options."""
-    argv = ["--resume", info.run_id, "--state", info.state]
+    """``prose run FILE --resume RUN_ID --state STATE`` with this command's options."""
+    extra = argparse.ArgumentParser(add_help=False)
+    extra.add_argument("--program")
+    given, rest = extra.parse_known_args(list(args.rest or []))
+    program = given.program or args.program
+    if program is None:
+        here = Path(info.program_name) if info.program_name else None
+        if here is None or not here.is_file():
+            raise UsageError(
+                f"run {info.run_id} ran {info.program_name or 'a program'}, which is not in "
+                "the current directory: give it with --program FILE"
+            )
+        program = str(here)
+    argv = [program, "--resume", info.run_id, "--state", info.state]
     if args.force:
         argv.append("--force")
     if args.run_dir:
         argv += ["--run-dir", args.run_dir]
-    rest = list(args.rest or [])
     if rest and rest[0] == "--":
         rest = rest[1:]
     return argv + rest
@@ -361,14 +378,14 @@ def resume_argv(args: argparse.Namespace, info: Any) -> list[str]:
 
 @_handled
 def resume_run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    """The very function ``prose run`` calls, with the arguments it would get."""
     from openprose.cli import run
 
     _, info = find(args, args.run_id)
     parser = argparse.ArgumentParser(prog="prose run", add_help=False)
     run.add_arguments(parser)
-    argv = resume_argv(args, info)
     try:
-        run_args = parser.parse_args(argv)
-    except SystemExit as stop:  # argparse printed the reason
+        run_args = parser.parse_args(resume_argv(args, info))
+    except SystemExit as stop:  # argparse printed why
         return int(stop.code or EXIT_USAGE)
     return run.run(run_args, stdout, stderr)
