@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import asyncio
 import textwrap
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from state_support import RunInState, StateRun
 
 from openprose.vm.backends.offline import OfflineBackend
-from openprose.vm.interpreter import Options, RunResult
+from openprose.vm.interpreter import Options
 from openprose.vm.state import BACKENDS, Catalog, RunStore, open_catalog
 
 try:
@@ -66,13 +66,6 @@ def durable_catalog(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[
 # ------------------------------------------------------------------ end to end
 
 
-@dataclass
-class StateRun:
-    result: RunResult
-    store: RunStore  # the run's store (closed or not, as the run left it)
-    catalog: Catalog
-
-
 class _Recording:
     """A catalogue that remembers the stores it made (the runner does not return them)."""
 
@@ -88,9 +81,6 @@ class _Recording:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
-
-
-RunInState = Callable[..., StateRun]
 
 
 @pytest.fixture

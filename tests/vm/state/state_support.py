@@ -6,10 +6,13 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import pytest
 
-from openprose.vm.state import RunStore
+from openprose.vm.interpreter import RunResult
+from openprose.vm.state import Catalog, RunStore
 
 _DEAD: list[int] = []
 
@@ -61,3 +64,14 @@ def binding_text(store: RunStore, name: str, execution_id: int | None = None) ->
         pytest.skip(f"the {store.state} store has no binding_text(name, execution_id) to read")
     found: str | None = reader(name, execution_id)
     return found
+
+
+@dataclass
+class StateRun:
+    result: RunResult
+    store: RunStore  # the run's store (closed or not, as the run left it)
+    catalog: Catalog
+
+
+# run_in_state(catalog, source, inputs=None, *, backend=None, options=None, resume=None)
+RunInState = Callable[..., StateRun]

@@ -23,6 +23,7 @@ from openprose.vm.rundir import new_run_id
 from openprose.vm.state.base import RunInfo, StateError, program_hash, value_hash
 from openprose.vm.state.filesystem import Replay, end_fields
 from openprose.vm.state.journal import Journal, sqlite_transaction
+from openprose.vm.state.sqlite import parallel_step
 from openprose.vm.values import Value, render
 
 NOTHING_TO_RESUME = (
@@ -67,7 +68,9 @@ class Narration:
             return f"∥ [{' '.join(event.branches)}]"
         if isinstance(event, ev.ParallelBranch):
             marks = {"done": "✓", "failed": "✗", "cancelled": "⊘"}
-            self._branches.setdefault(slot, {})[event.branch] = marks.get(event.status, "?")
+            step = parallel_step(event.step, lambda s: (s, event.level, depth) in self._branches)
+            branches = self._branches.setdefault((step, event.level, depth), {})
+            branches[event.branch] = marks.get(event.status, "?")
             return None
         if isinstance(event, ev.ParallelJoin):
             branches = self._branches.pop(slot, {})

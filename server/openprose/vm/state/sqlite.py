@@ -22,6 +22,7 @@ import re
 import shutil
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -216,7 +217,10 @@ class SqliteRunDatabase:
             return int(cursor.lastrowid or 0)
 
     def _group(self, prefix: str, event: ev.Event, new: bool) -> str:
-        slot = (prefix, event.step, event.level)
+        step = event.step
+        if not new:
+            step = parallel_step(step, lambda s: (prefix, s, event.level) in self.groups)
+        slot = (prefix, step, event.level)
         if new or slot not in self.groups:
             self._group_count += 1
             self.groups[slot] = f"{prefix}{self._group_count}"
@@ -297,6 +301,15 @@ class SqliteRunDatabase:
         for connection in (self.data, self.narration):
             with contextlib.suppress(sqlite3.Error):
                 connection.close()
+
+
+def parallel_step(step: str, is_open: Callable[[str], bool]) -> str:
+    """The step of the parallel block a branch event belongs to: a completed branch
+    carries its own step (the block's, plus the branch's letters)."""
+    candidate = step
+    while candidate and not is_open(candidate) and candidate[-1].isalpha():
+        candidate = candidate[:-1]
+    return candidate if is_open(candidate) else step
 
 
 class SqliteStore:
