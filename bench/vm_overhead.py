@@ -33,7 +33,7 @@ from openprose.syntax import parse  # noqa: E402
 from openprose.vm.backends.base import SessionRequest, SessionResult  # noqa: E402
 from openprose.vm.backends.offline import OfflineBackend  # noqa: E402
 from openprose.vm.interpreter import Interpreter, Options  # noqa: E402
-from openprose.vm.rundir import RunDirectory  # noqa: E402
+from openprose.vm.state.filesystem import FilesystemCatalog  # noqa: E402
 
 
 class Instant(OfflineBackend):
@@ -49,8 +49,9 @@ TMP_ROOT: str | None = None  # where run directories go (--tmp); None: the syste
 def timed_run(text: str, with_dir: bool, options: Options | None = None) -> float:
     module = parse(text)
     with tempfile.TemporaryDirectory(dir=TMP_ROOT) as directory:
-        run_dir = RunDirectory.create(Path(directory), text, "bench.prose") if with_dir else None
-        interpreter = Interpreter(module, Instant(), run_dir=run_dir, options=options)
+        catalog = FilesystemCatalog(Path(directory))
+        store = catalog.create(text, "bench.prose", {}) if with_dir else None
+        interpreter = Interpreter(module, Instant(), store=store, options=options)
         start = time.perf_counter()
         result = asyncio.run(interpreter.run({}))
         elapsed = time.perf_counter() - start

@@ -12,8 +12,13 @@ for ``filesystem``, inside ``state.db`` for ``sqlite``, in the ``openprose`` sch
   program's text and the run's inputs (what a resume needs).
 
 Every write is its own transaction, committed before the call returns: with SQLite in WAL
-mode and ``synchronous=FULL`` a committed row survives a crash of the process and of the
-machine.  The whole journal of a run is read once when the run opens (a resume of a
+mode and ``synchronous=FULL`` a committed step survives a crash of the process and of the
+machine.  Commit entries are written with a relaxed sync (``synchronous=NORMAL``; on
+PostgreSQL ``synchronous_commit = off``): they survive the process, and the machine once
+the next step is synced.  Losing one to a power cut costs only a rewrite of the same value
+when the run resumes, where losing a step would pay for a model call twice.
+
+The whole journal of a run is read once when the run opens (a resume of a
 thousand steps reads one query), then kept in memory.
 """
 
@@ -122,6 +127,7 @@ class Journal:
         placeholder: str = "?",
         real: str = "REAL",
         owns_connection: bool = True,
+        relaxed_transaction: Transaction | None = None,
     ) -> None:
         self.connection = connection
         self.run_id = run_id
@@ -129,6 +135,8 @@ class Journal:
         self.placeholder = placeholder
         self.real = real
         self._transaction = transaction
+        # For commit entries: durable against a crash of the process (see the module).
+        self._relaxed = relaxed_transaction or transaction
         self._owns = owns_connection
         self._lock = threading.Lock()  # sessions of claude-code answer from worker threads
         self.steps: dict[tuple[str, str], StepRecord] = {}
@@ -139,7 +147,13 @@ class Journal:
     @classmethod
     def sqlite(cls, path: Path, run_id: str, prefix: str = "") -> Journal:
         connection = connect_sqlite(path)
-        journal = cls(connection, run_id, transaction=sqlite_transaction(connection), prefix=prefix)
+        journal = cls(
+            connection,
+            run_id,
+            transaction=sqlite_transaction(connection),
+            prefix=prefix,
+            relaxed_transaction=sqlite_transaction(connection, relaxed=True),
+        )
         journal.create_tables()
         return journal
 
@@ -253,7 +267,7 @@ class Journal:
 
     def record_commit(self, key: str, name: str, execution_id: int | None, hashed: str) -> None:
         scope = ROOT_SCOPE if execution_id is None else execution_id
-        with self._lock, self._transaction() as cursor:
+        with self._lock, self._relaxed() as cursor:
             cursor.execute(
                 self._sql(
                     "INSERT INTO {p}journal_commits (run_id, key, name, execution_id, "
@@ -384,10 +398,16 @@ def connect_sqlite(path: Path) -> sqlite3.Connection:
     return connection
 
 
-def sqlite_transaction(connection: sqlite3.Connection) -> Transaction:
+def sqlite_transaction(connection: sqlite3.Connection, relaxed: bool = False) -> Transaction:
+    """Transactions on ``connection``; ``relaxed`` ones commit with ``synchronous=NORMAL``
+    (in WAL mode: durable against a crash of the process, and on disk with the next
+    ``FULL`` commit, which syncs the whole log)."""
+
     @contextlib.contextmanager
     def transaction() -> Iterator[sqlite3.Cursor]:
         cursor = connection.cursor()
+        if relaxed:
+            cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("BEGIN IMMEDIATE")
         try:
             yield cursor
@@ -397,6 +417,8 @@ def sqlite_transaction(connection: sqlite3.Connection) -> Transaction:
         else:
             cursor.execute("COMMIT")
         finally:
+            if relaxed:
+                cursor.execute("PRAGMA synchronous=FULL")
             cursor.close()
 
     return transaction
