@@ -271,6 +271,30 @@ def test_the_invariants_the_specs_keys_mean_are_held(catalog: Any, postgres_db_u
             db.execute(insert)
 
 
+def test_the_specs_limited_privilege_user_can_run(postgres_db_url: str) -> None:
+    from openprose.vm.state.postgres import PostgresCatalog
+
+    # The spec's recommended setup: an admin gives the user the schema, nothing else (not
+    # even CREATE on the database, which CREATE SCHEMA IF NOT EXISTS would need).
+    role = f"agent_{postgres_db_url.rsplit('/', 1)[1]}"
+    with connect(postgres_db_url) as db:
+        db.execute(f"CREATE USER {role} WITH PASSWORD '{SECRET}'")
+        db.execute(f"CREATE SCHEMA openprose AUTHORIZATION {role}")
+        db.execute(f"GRANT ALL ON SCHEMA openprose TO {role}")
+    tail = postgres_db_url.partition("@")[2]
+    url = f"postgresql://{role}:{SECRET}@{tail}"
+    try:
+        catalog = PostgresCatalog(url)
+        store = catalog.create(PROGRAM, "main.prose", {})
+        assert store.commit_binding("1", "a", "let", "let a = ...", "A", None)
+        store.close()
+        assert [info.run_id for info in catalog.runs()] == [store.run_id]
+    finally:
+        with connect(postgres_db_url) as db:
+            db.execute("DROP SCHEMA openprose CASCADE")
+            db.execute(f"DROP USER {role}")
+
+
 # ---------------------------------------------------------------------- the store
 
 

@@ -6,9 +6,8 @@ All runs of a project live in one database, in the spec's ``openprose`` schema: 
 ``journal_steps``, ``journal_commits``), which is what a resume reads.  The URL comes from
 ``postgres_url.find_url`` and is never shown with its password.
 
-Two invariants the spec's schema means but cannot hold as written (a primary key holds
-columns, not ``COALESCE(...)``) are unique indexes on those expressions: one binding per
-(name, run, scope) and one agent per (name, scope); and one agent segment per number.
+The tables, and the constraints the spec's keys mean but cannot be, are in
+``postgres_schema``.
 
 A run being run holds a session-level advisory lock on its store's connection: the lock
 is how another process (on any host) tells a live run from one whose process died, and
@@ -35,118 +34,21 @@ from openprose.vm import events as ev
 from openprose.vm.rundir import iso, new_run_id, state_line
 from openprose.vm.state.base import RunInfo, StateError, program_hash, value_hash
 from openprose.vm.state.filesystem import IMPORT_NAME, Replay, end_fields
-from openprose.vm.state.journal import Journal, Transaction, info_from_row, schema
+from openprose.vm.state.journal import Journal, Transaction, info_from_row
+from openprose.vm.state.postgres_schema import SCHEMA, create_schema
 from openprose.vm.state.postgres_url import find_url, redact, scrub
 from openprose.vm.values import Value, render
 
 if TYPE_CHECKING:
     import psycopg
 
-SCHEMA = "openprose"
 PREFIX = f"{SCHEMA}."
 INSTALL = "pip install 'openprose[postgres]'"
 CONNECT_TIMEOUT = 10  # seconds
 # Advisory locks are two int4 keys; the first says "an OpenProse run" (b"op" + 1).
 LOCK_CLASS = 0x6F7001
-# Serialises the schema's creation: two first runs at once would race CREATE TABLE.
-SCHEMA_LOCK = 0x6F7000
-
 # The spec's statuses for `run` (its CHECK); our "cancelled" is its "interrupted".
 RUN_STATUS = {"completed": "completed", "failed": "failed", "cancelled": "interrupted"}
-
-CORE_SCHEMA = (
-    """CREATE TABLE IF NOT EXISTS openprose.run (
-        id TEXT PRIMARY KEY,
-        program_path TEXT,
-        program_source TEXT,
-        started_at TIMESTAMPTZ NOT NULL DEFAULT NOW(),
-        updated_at TIMESTAMPTZ NOT NULL DEFAULT NOW(),
-        status TEXT NOT NULL DEFAULT 'running'
-            CHECK (status IN ('running', 'completed', 'failed', 'interrupted')),
-        state_mode TEXT NOT NULL DEFAULT 'postgres',
-        metadata JSONB DEFAULT '{}'::jsonb
-    )""",
-    """CREATE TABLE IF NOT EXISTS openprose.execution (
-        id SERIAL PRIMARY KEY,
-        run_id TEXT NOT NULL REFERENCES openprose.run(id) ON DELETE CASCADE,
-        statement_index INTEGER NOT NULL,
-        statement_text TEXT,
-        status TEXT NOT NULL DEFAULT 'pending'
-            CHECK (status IN ('pending', 'executing', 'completed', 'failed', 'skipped')),
-        started_at TIMESTAMPTZ,
-        completed_at TIMESTAMPTZ,
-        error_message TEXT,
-        parent_id INTEGER REFERENCES openprose.execution(id) ON DELETE CASCADE,
-        metadata JSONB DEFAULT '{}'::jsonb
-    )""",
-    # No primary key: the spec's (name, run_id, COALESCE(execution_id, -1)) is not valid
-    # SQL; the unique index below holds that invariant, and is what the spec's
-    # `ON CONFLICT (name, run_id, COALESCE(execution_id, -1))` infers.
-    """CREATE TABLE IF NOT EXISTS openprose.bindings (
-        name TEXT NOT NULL,
-        run_id TEXT NOT NULL REFERENCES openprose.run(id) ON DELETE CASCADE,
-        execution_id INTEGER,
-        kind TEXT NOT NULL CHECK (kind IN ('input', 'output', 'let', 'const')),
-        value TEXT,
-        source_statement TEXT,
-        created_at TIMESTAMPTZ NOT NULL DEFAULT NOW(),
-        updated_at TIMESTAMPTZ NOT NULL DEFAULT NOW(),
-        attachment_path TEXT,
-        metadata JSONB DEFAULT '{}'::jsonb
-    )""",
-    """CREATE UNIQUE INDEX IF NOT EXISTS bindings_scope
-        ON openprose.bindings (name, run_id, COALESCE(execution_id, -1))""",
-    """CREATE TABLE IF NOT EXISTS openprose.agents (
-        name TEXT NOT NULL,
-        run_id TEXT,
-        scope TEXT NOT NULL CHECK (scope IN ('execution', 'project', 'user', 'custom')),
-        memory TEXT,
-        created_at TIMESTAMPTZ NOT NULL DEFAULT NOW(),
-        updated_at TIMESTAMPTZ NOT NULL DEFAULT NOW(),
-        metadata JSONB DEFAULT '{}'::jsonb
-    )""",
-    """CREATE UNIQUE INDEX IF NOT EXISTS agents_scope
-        ON openprose.agents (name, COALESCE(run_id, '__project__'))""",
-    """CREATE TABLE IF NOT EXISTS openprose.agent_segments (
-        id SERIAL PRIMARY KEY,
-        agent_name TEXT NOT NULL,
-        run_id TEXT,
-        segment_number INTEGER NOT NULL,
-        timestamp TIMESTAMPTZ NOT NULL DEFAULT NOW(),
-        prompt TEXT,
-        summary TEXT,
-        metadata JSONB DEFAULT '{}'::jsonb
-    )""",
-    """CREATE UNIQUE INDEX IF NOT EXISTS agent_segments_number ON openprose.agent_segments
-        (agent_name, COALESCE(run_id, '__project__'), segment_number)""",
-    """CREATE TABLE IF NOT EXISTS openprose.imports (
-        alias TEXT NOT NULL,
-        run_id TEXT NOT NULL REFERENCES openprose.run(id) ON DELETE CASCADE,
-        source_url TEXT NOT NULL,
-        fetched_at TIMESTAMPTZ,
-        inputs_schema JSONB,
-        outputs_schema JSONB,
-        content_hash TEXT,
-        metadata JSONB DEFAULT '{}'::jsonb,
-        PRIMARY KEY (alias, run_id)
-    )""",
-    "CREATE INDEX IF NOT EXISTS idx_execution_run_id ON openprose.execution(run_id)",
-    "CREATE INDEX IF NOT EXISTS idx_execution_status ON openprose.execution(status)",
-    "CREATE INDEX IF NOT EXISTS idx_execution_parent_id ON openprose.execution(parent_id) "
-    "WHERE parent_id IS NOT NULL",
-    "CREATE INDEX IF NOT EXISTS idx_execution_metadata_gin ON openprose.execution "
-    "USING GIN (metadata jsonb_path_ops)",
-    "CREATE INDEX IF NOT EXISTS idx_bindings_run_id ON openprose.bindings(run_id)",
-    "CREATE INDEX IF NOT EXISTS idx_bindings_execution_id ON openprose.bindings(execution_id) "
-    "WHERE execution_id IS NOT NULL",
-    "CREATE INDEX IF NOT EXISTS idx_agents_run_id ON openprose.agents(run_id) "
-    "WHERE run_id IS NOT NULL",
-    "CREATE INDEX IF NOT EXISTS idx_agents_project_scoped ON openprose.agents(name) "
-    "WHERE run_id IS NULL",
-    "CREATE INDEX IF NOT EXISTS idx_agent_segments_lookup "
-    "ON openprose.agent_segments(agent_name, run_id)",
-)
-
 
 # ---------------------------------------------------------------------- connections
 
@@ -195,18 +97,6 @@ def lock_key(run_id: str) -> int:
     """The run's advisory lock key (the second int4 of the pair)."""
     digest = hashlib.sha256(run_id.encode("utf-8")).digest()
     return int.from_bytes(digest[:4], "big", signed=True)
-
-
-def create_schema(connection: psycopg.Connection[Any]) -> None:
-    with connection.transaction(), connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(%s, 0)", (SCHEMA_LOCK,))
-        # CREATE SCHEMA IF NOT EXISTS still needs CREATE on the database, which the
-        # spec's limited-privilege user (given the schema by an admin) does not have.
-        cursor.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (SCHEMA,))
-        if cursor.fetchone() is None:
-            cursor.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
-        for statement in (*CORE_SCHEMA, *schema(PREFIX, "DOUBLE PRECISION")):
-            cursor.execute(statement)
 
 
 def _journal(connection: psycopg.Connection[Any], run_id: str) -> Journal:
