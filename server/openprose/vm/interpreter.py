@@ -278,9 +278,8 @@ class Interpreter:
         self._floors: dict[str, int] = {}
         self.remote = remote  # None: remote programs are refused
         self.fetched = fetched  # this program came from the network
-        self.memories = AgentMemories(
-            store.path if store is not None else None,
-            project_root if project_root is not None else _project_root(program_path),
+        self.memories = _memories(
+            store, project_root if project_root is not None else _project_root(program_path)
         )
 
     # ------------------------------------------------------------------ running
@@ -734,7 +733,7 @@ class Interpreter:
         )
         answer = await self.with_retry(request, retries or 0, backoff, ctx, node)
         if persist is not None and agent_name is not None:
-            self.memories.record(agent_name, persist, prompt, answer, self.clock.now())
+            self.memories.record(agent_name, persist, prompt, answer, self.clock.now(), key=ctx.key)
         return answer
 
     def recall(self, agent: str, persist: str, ctx: Ctx) -> str | None:
@@ -1464,6 +1463,20 @@ def _letter(index: int) -> str:
         index, rest = divmod(index - 1, 26)
         letters = chr(ord("a") + rest) + letters
     return letters
+
+
+def _memories(store: RunStore | None, project_root: Path | None) -> AgentMemories:
+    """Agent memory kept by the run's state backend (files, its database, or PostgreSQL),
+    recording which step wrote each segment so that a resumed run writes none twice."""
+    if store is None:
+        return AgentMemories(None, project_root)
+    connect = getattr(store, "memory_connection", None)
+    state = store.state
+    if state == "postgres" and connect is None:
+        state = "filesystem"
+    return AgentMemories(
+        store.path, project_root, state=state, run_id=store.run_id, connect=connect
+    )
 
 
 def _project_root(program: Path | None) -> Path | None:
