@@ -1,0 +1,165 @@
+"""``prose runs list|show|rm|resume`` in a child process, on runs made by ``prose run`` on the
+offline backend."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+PROGRAM = 'let notes = session "Take notes"\noutput summary = session "Summarise"\n'
+
+
+def make_run(prose: Any, tmp_path: Path, *extra: str, name: str = "main.prose") -> str:
+    (tmp_path / name).write_text(PROGRAM, encoding="utf-8")
+    done = prose("run", name, *extra)
+    match = re.search(r"run (\d{8}-\d{6}-[a-z0-9]{6})", done.stderr)
+    assert match, done.stderr
+    return match.group(1)
+
+
+def test_list_shows_runs_newest_first_with_their_summary(prose: Any, tmp_path: Path) -> None:
+    first = make_run(prose, tmp_path)
+    failed = make_run(prose, tmp_path, "--max-sessions", "1")
+    sqlite = make_run(prose, tmp_path, "--state", "sqlite")
+    done = prose("runs", "list")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].split() == [
+        "RUN", "ID", "STATUS", "PROGRAM", "STARTED", "DURATION", "STEPS", "TOKENS", "COST",
+        "FAILED", "AT",
+    ]  # fmt: skip
+    ids = [line.split()[0] for line in lines[1:]]
+    assert sorted(ids) == sorted([first, failed, sqlite])
+    rows = {line.split()[0]: line.split() for line in lines[1:]}
+    assert rows[first][1:3] == ["completed", "main.prose"]
+    assert rows[failed][1] == "failed"
+    assert rows[sqlite][1] == "completed"
+    assert rows[first][6] == "2"  # steps
+    listed = json.loads(prose("runs", "list", "--json").stdout)
+    # Newest first (one second apart at most: ties are broken by id, also newest first).
+    assert [r["started_at"] for r in listed] == sorted(
+        (r["started_at"] for r in listed), reverse=True
+    )
+    assert {r["state"] for r in listed} == {"filesystem", "sqlite"}
+    only = json.loads(prose("runs", "list", "--json", "--state", "sqlite").stdout)
+    assert [r["run_id"] for r in only] == [sqlite]
+
+
+def test_an_interrupted_run_is_listed_as_interrupted(prose: Any, tmp_path: Path) -> None:
+    # A run whose process died without closing it: created by a child that exits at once.
+    script = (
+        "import sys; from pathlib import Path; from openprose.vm.state import open_catalog; "
+        "store = open_catalog('filesystem', Path('.prose/runs')).create("
+        "'session \"x\"\\n', 'main.prose', {}); print(store.run_id)"
+    )
+    child = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    run_id = child.stdout.strip()
+    listed = json.loads(prose("runs", "list", "--json").stdout)
+    assert [(r["run_id"], r["status"]) for r in listed] == [(run_id, "interrupted")]
+
+
+def test_show_prints_the_summary_and_the_bindings(prose: Any, tmp_path: Path) -> None:
+    run_id = make_run(prose, tmp_path)
+    done = prose("runs", "show", run_id)
+    assert done.returncode == 0, done.stderr
+    assert f"run:      {run_id}" in done.stdout
+    assert "status:   completed" in done.stdout
+    assert "  notes (let) = [dry run] Take notes" in done.stdout
+    shown = json.loads(prose("runs", "show", run_id, "--json").stdout)
+    assert shown["run_id"] == run_id and shown["steps"] == 2 and shown["backend"] == "offline"
+    assert [b["name"] for b in shown["bindings"]] == ["notes", "summary"]
+    assert shown["bindings"][1]["kind"] == "output"
+    sqlite = make_run(prose, tmp_path, "--state", "sqlite")
+    shown = json.loads(prose("runs", "show", sqlite, "--json").stdout)
+    assert shown["state"] == "sqlite"
+    assert sorted(b["name"] for b in shown["bindings"]) == ["notes", "summary"]
+
+
+def test_an_unknown_run_is_a_usage_error_naming_a_near_one(prose: Any, tmp_path: Path) -> None:
+    run_id = make_run(prose, tmp_path)
+    for action in ("show", "rm", "resume"):
+        done = prose("runs", action, run_id[:-1] + "z")
+        assert done.returncode == 2, (action, done.stderr)
+        assert f"did you mean '{run_id}'?" in done.stderr
+    done = prose("runs", "show", "nothing-like-it")
+    assert done.returncode == 2 and "did you mean" not in done.stderr
+    assert "no run 'nothing-like-it'" in done.stderr
+
+
+def test_rm_needs_yes_off_a_terminal_and_removes_the_run(prose: Any, tmp_path: Path) -> None:
+    run_id = make_run(prose, tmp_path)
+    refused = prose("runs", "rm", run_id)
+    assert refused.returncode == 2 and "needs --yes" in refused.stderr
+    assert (tmp_path / ".prose" / "runs" / run_id).is_dir()
+    done = prose("runs", "rm", run_id, "--yes")
+    assert done.returncode == 0, done.stderr
+    assert not (tmp_path / ".prose" / "runs" / run_id).exists()
+    assert prose("runs", "show", run_id).returncode == 2
+
+
+def test_rm_refuses_a_running_run(prose: Any, tmp_path: Path) -> None:
+    script = (
+        "import sys; from pathlib import Path; from openprose.vm.state import open_catalog; "
+        "store = open_catalog('filesystem', Path('.prose/runs')).create("
+        "'session \"x\"\\n', 'main.prose', {}); print(store.run_id, flush=True); "
+        "sys.stdin.read()"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        run_id = child.stdout.readline().strip()
+        done = prose("runs", "rm", run_id, "--yes")
+        assert done.returncode == 2
+        assert "still running" in done.stderr
+        assert (tmp_path / ".prose" / "runs" / run_id).is_dir()
+    finally:
+        child.communicate("")
+
+
+def test_resume_continues_a_failed_run_like_prose_run_resume(prose: Any, tmp_path: Path) -> None:
+    run_id = make_run(prose, tmp_path, "--max-sessions", "1")
+    done = prose("runs", "resume", run_id, "--json")
+    assert done.returncode == 0, done.stderr
+    assert f"resuming run {run_id}" in done.stderr
+    result = json.loads(done.stdout)
+    assert result["run_id"] == run_id and result["status"] == "success"
+    shown = json.loads(prose("runs", "show", run_id, "--json").stdout)
+    # The first session was answered from the journal: two steps in all, not three.
+    assert shown["status"] == "completed" and shown["steps"] == 2
+
+
+def test_resume_of_a_changed_program_needs_force(prose: Any, tmp_path: Path) -> None:
+    run_id = make_run(prose, tmp_path, "--max-sessions", "1")
+    (tmp_path / "main.prose").write_text(PROGRAM + 'session "More"\n', encoding="utf-8")
+    refused = prose("runs", "resume", run_id)
+    assert refused.returncode == 2 and "changed since run" in refused.stderr
+    forced = prose("runs", "resume", run_id, "--force")
+    assert forced.returncode == 0, forced.stderr
+
+
+def test_resume_finds_the_program_elsewhere_with_program(prose: Any, tmp_path: Path) -> None:
+    (tmp_path / "work").mkdir()
+    run_id = make_run(prose, tmp_path, "--max-sessions", "1", name="work/flow.prose")
+    missing = prose("runs", "resume", run_id)
+    assert missing.returncode == 2 and "--program FILE" in missing.stderr
+    done = prose("runs", "resume", run_id, "--program", "work/flow.prose")
+    assert done.returncode == 0, done.stderr
+
+
+def test_list_of_an_empty_project(prose: Any, tmp_path: Path) -> None:
+    done = prose("runs", "list")
+    assert (done.returncode, done.stdout) == (0, "")
+    assert "no runs in" in done.stderr
+    assert json.loads(prose("runs", "list", "--json").stdout) == []
