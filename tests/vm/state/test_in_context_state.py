@@ -4,6 +4,7 @@ warned about."""
 
 from __future__ import annotations
 
+import gc
 import textwrap
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from state_support import RunInState
 
 from openprose.syntax import parse
 from openprose.vm import events as ev
+from openprose.vm.state import StateError
 from openprose.vm.state.in_context import InContextCatalog, InContextStore, shape, thresholds
 
 
@@ -196,3 +198,16 @@ def test_three_levels_of_nesting_are_too_deep() -> None:
         ).depth
         == 2
     )
+
+
+def test_the_catalogue_answers_for_a_run_only_while_it_is_held() -> None:
+    catalog = InContextCatalog()
+    store = catalog.create('session "x"\n', "main.prose", {})
+    run_id = store.run_id
+    store.record(ev.ProgramEnd(step="0"))
+    store.close()
+    assert catalog.info(run_id).status == "completed"
+    del store
+    gc.collect()
+    with pytest.raises(StateError, match="no run"):
+        catalog.info(run_id)

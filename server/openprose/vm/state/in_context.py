@@ -13,6 +13,7 @@ so a run cannot be resumed and the catalogue lists nothing.
 from __future__ import annotations
 
 import sqlite3
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -206,8 +207,9 @@ class InContextStore:
         return info
 
     def close(self) -> None:
-        if self._depth == 0:
-            self._journal.close()
+        # Nothing to release: the journal is in memory and goes with the store, which
+        # keeps answering info() for whoever still holds it (the runner's summary).
+        pass
 
 
 def memory_journal(run_id: str) -> Journal:
@@ -224,8 +226,9 @@ class InContextCatalog:
     state = "in-context"
 
     def __init__(self) -> None:
-        # The runs this process is running: what info() can still answer for.
-        self._live: dict[str, InContextStore] = {}
+        # The runs of this process still held by someone: what info() can answer for
+        # (weakly: a language server running many programs must not keep them all).
+        self._live: weakref.WeakValueDictionary[str, InContextStore] = weakref.WeakValueDictionary()
 
     def create(
         self,
