@@ -1,8 +1,12 @@
-"""Persistent agents (``persist: true``): memory and segments in the run directory."""
+"""Persistent agents: memory and segments in each scope, and recording a step once."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+from openprose.vm.memory import AgentMemories, render_memory, split_memory
+from openprose.vm.memory_store import Segment
 
 PROGRAM = """\
 agent captain:
@@ -89,3 +93,129 @@ def test_a_persist_path_must_stay_inside_the_project(run_prose: Any) -> None:
     )
     assert outside.result.status == "error"
     assert outside.result.error.startswith("persist path '../b' is outside the project")
+
+
+# ---------------------------------------------------------------------- record(key=...)
+
+TS = 1_800_000_000.0
+
+
+def memories(tmp_path: Path, run: str = "20270115-080000-aaaaaa", **kwargs: Any) -> AgentMemories:
+    project = tmp_path / "project"
+    return AgentMemories(
+        project / ".prose" / "runs" / run, project, home=tmp_path / "home", **kwargs
+    )
+
+
+def files(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir() if not p.name.startswith("."))
+
+
+def test_the_run_is_named_by_its_directory_under_prose_runs(tmp_path: Path) -> None:
+    assert memories(tmp_path).run_id == "20270115-080000-aaaaaa"
+    nested = AgentMemories(tmp_path / ".prose" / "runs" / "r1" / "imports" / "lib", tmp_path)
+    assert nested.run_id == "r1/imports/lib"
+    assert AgentMemories(tmp_path / "elsewhere", tmp_path).run_id == "elsewhere"
+    assert AgentMemories(None, tmp_path).run_id == ""
+
+
+def test_recording_a_step_again_writes_nothing(tmp_path: Path) -> None:
+    first = memories(tmp_path)
+    assert first.record("advisor", "project", "Advise", "one", TS, key="0")
+    assert first.record("advisor", "project", "Advise more", "two", TS, key="1")
+    directory = tmp_path / "project" / ".prose" / "agents" / "advisor"
+    before = {name: (directory / name).read_bytes() for name in files(directory)}
+    # The run resumed in a new process replays both steps.
+    resumed = memories(tmp_path)
+    assert not resumed.record("advisor", "project", "Advise", "one", TS, key="0")
+    assert resumed.read("advisor", "project") == "one"  # what the run saw then
+    assert not resumed.record("advisor", "project", "Advise more", "two", TS, key="1")
+    assert {name: (directory / name).read_bytes() for name in files(directory)} == before
+    assert files(directory) == ["advisor-001.md", "advisor-002.md", "memory.md"]
+    # The same step of another run is another invocation.
+    other = memories(tmp_path, run="20270115-090000-bbbbbb")
+    assert other.record("advisor", "project", "Advise", "three", TS, key="0")
+    assert files(directory)[-2] == "advisor-003.md"
+    segment = (directory / "advisor-003.md").read_text(encoding="utf-8")
+    assert "run: 20270115-090000-bbbbbb\nstep: 0\n" in segment
+
+
+def test_a_record_without_a_key_always_writes(tmp_path: Path) -> None:
+    m = memories(tmp_path)
+    assert m.record("a", "true", "p", "x", TS)
+    assert m.record("a", "true", "p", "x", TS)
+    assert m.describe("a", "true")["items"]["segments"] == 2
+
+
+def test_a_record_cut_short_by_a_crash_is_completed_under_its_number(tmp_path: Path) -> None:
+    m = memories(tmp_path)
+    m.record("a", "project", "p", "one", TS, key="0")
+    # The process died after writing segment 2 and before memory.md and the ledger.
+    with m.store.transaction("a", "project", create=True) as txn:
+        assert txn is not None
+        txn.put_segment(Segment(2, "t", "q", "two", m.run_id, "1"))
+    resumed = memories(tmp_path)
+    assert resumed.record("a", "project", "q", "two", TS, key="1")
+    directory = tmp_path / "project" / ".prose" / "agents" / "a"
+    assert files(directory) == ["a-001.md", "a-002.md", "memory.md"]
+    assert memories(tmp_path).read("a", "project") == "two"
+    assert not memories(tmp_path).record("a", "project", "q", "two", TS, key="1")
+
+
+def test_a_torn_ledger_line_is_skipped_and_numbers_stay_unique(tmp_path: Path) -> None:
+    m = memories(tmp_path)
+    m.record("a", "project", "p", "one", TS, key="0")
+    directory = tmp_path / "project" / ".prose" / "agents" / "a"
+    with open(directory / ".segments.jsonl", "a", encoding="utf-8") as ledger:
+        ledger.write('{"n": 2, "run": "r", "st')  # a crash mid-append
+    assert m.record("a", "project", "p", "two", TS, key="1")
+    assert files(directory) == ["a-001.md", "a-002.md", "memory.md"]
+    assert not memories(tmp_path).record("a", "project", "p", "two", TS, key="1")
+
+
+def test_a_memory_without_a_place_stays_in_the_process(tmp_path: Path) -> None:
+    m = AgentMemories(None, None, home=tmp_path)
+    assert not m.record("a", "true", "p", "one", TS, key="0")
+    assert m.read("a", "true") == "one"
+    assert m.describe("a", "true") == {
+        "agent": "a",
+        "scope": "true",
+        "store": "filesystem",
+        "location": None,
+        "exists": False,
+        "items": {"segments": 0, "compacted_segments": 0, "memory_chars": 0, "tokens": 0},
+        "metadata": {
+            "first_segment": None,
+            "last_segment": None,
+            "last_number": 0,
+            "updated": None,
+        },
+    }
+
+
+def test_the_compacted_history_outlives_later_records(tmp_path: Path) -> None:
+    m = memories(tmp_path)
+    for n in range(1, 5):
+        m.record("a", "project", f"step {n}", f"Answer {n} about src/app_{n}.py.", TS)
+    m.compact("a", "project", max_messages=1)
+    m.record("a", "project", "step 5", "Answer 5.", TS)
+    text = (tmp_path / "project" / ".prose" / "agents" / "a" / "memory.md").read_text()
+    understanding, history = split_memory(text)
+    assert understanding == "Answer 5."
+    assert "src/app_1.py" in history and "src/app_3.py" in history
+    # resume: passes the understanding and the history.
+    fresh = memories(tmp_path)
+    assert fresh.read("a", "project") == f"Answer 5.\n\n## Compacted history\n\n{history}"
+
+
+def test_split_memory_reads_both_places_of_the_history() -> None:
+    ours = render_memory("a", "Now.", "- Segment 001, prompt: 'p'\n  - Port 8080.")
+    assert split_memory(ours) == ("Now.", "- Segment 001, prompt: 'p'\n  - Port 8080.")
+    ahead = (
+        "# Agent Memory: a\n\n## Compacted History\n\n- 001 2027-01-15T08:00:00Z 'p': x 1\n\n"
+        "## Current Understanding\n\nNow.\n"
+    )
+    assert split_memory(ahead) == ("Now.", "- 001 2027-01-15T08:00:00Z 'p': x 1")
+    # An answer that only mentions the heading keeps it.
+    answer = "Plan:\n\n## Compacted history\n\nnot a list"
+    assert split_memory(render_memory("a", answer)) == (answer, "")

@@ -238,11 +238,13 @@ class SqliteMemoryStore:
             return
         if create:
             path.parent.mkdir(parents=True, exist_ok=True)
-        connection = connect_sqlite(path)
+        connection = connect(path)
         try:
             if create:
+                connection.execute("BEGIN IMMEDIATE")
                 for statement in SQLITE_SCHEMA:
                     connection.execute(statement)
+                connection.execute("COMMIT")
             elif not _has_tables(connection):
                 yield None
                 return
@@ -286,6 +288,20 @@ class SqliteMemoryStore:
                 "SELECT name FROM agents UNION SELECT agent_name FROM agent_segments"
             ).fetchall()
         return sorted(str(row[0]) for row in rows if row[0])
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """``journal.connect_sqlite`` (WAL, synchronous=FULL, a 10 s wait for writers), except
+    that two processes creating the database at once both get it: switching to WAL takes
+    a lock that SQLite does not wait for, so the loser retries."""
+    for attempt in range(200):
+        try:
+            return connect_sqlite(path)
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or attempt == 199:
+                raise
+            time.sleep(0.01)
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _has_tables(connection: sqlite3.Connection) -> bool:
