@@ -30,7 +30,7 @@ from openprose.analysis.contracts import absolute, set_overlay
 from openprose.files import read_text
 from openprose.ide.lens import RUN_COMMAND
 from openprose.ide.triggers import COMPLETION_TRIGGERS, SIGNATURE_TRIGGERS
-from openprose.lsp import convert, transport
+from openprose.lsp import convert, state_commands, transport
 from openprose.lsp.documents import Documents, OpenDocument
 from openprose.lsp.positions import encoding_name
 from openprose.lsp.protocol import ProseProtocol, strict_converter
@@ -889,6 +889,10 @@ async def run_program(ls: ProseLanguageServer, *arguments: Any) -> Any:
         )
         return None
     return await ls.runner(ls, list(arguments))
+
+
+# prose.runs.list and prose.state.describe|reset|compact (lsp/state_commands.py).
+state_commands.register(server)
 
 
 def _not_a_late_cancel(record: logging.LogRecord) -> bool:
