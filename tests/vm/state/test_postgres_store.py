@@ -490,6 +490,21 @@ def test_two_connections_committing_one_binding_do_not_duplicate_it(
     store.close()
 
 
+def test_a_connection_cut_mid_run_is_a_state_error(catalog: Any, postgres_db_url: str) -> None:
+    store = catalog.create(PROGRAM, "main.prose", {})
+    with connect(postgres_db_url) as db:  # as if the server restarted under the run
+        db.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+    with pytest.raises(StateError, match=f"run {store.run_id} in postgresql://") as raised:
+        store.commit_binding("1", "a", "let", "let a = ...", "A", None)
+    assert password_of(postgres_db_url) not in all_text(raised.value)
+    with pytest.raises(StateError):
+        store.record(ev.Position(step="1", statement="let a = ...", ts=1.0))
+    store.close()
+
+
 class Spy:
     """A connection that, after each binding's INSERT, asks the server whether that
     transaction commits synchronously."""

@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import hashlib
 import json
 import re
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from openprose.vm import events as ev
 from openprose.vm.rundir import iso, new_run_id, state_line
@@ -48,6 +49,8 @@ CONNECT_TIMEOUT = 10  # seconds
 # Advisory locks are two int4 keys; the first says "an OpenProse run" (b"op" + 1).
 LOCK_CLASS = 0x6F7001
 # The spec's statuses for `run` (its CHECK); our "cancelled" is its "interrupted".
+P = ParamSpec("P")
+T = TypeVar("T")
 RUN_STATUS = {"completed": "completed", "failed": "failed", "cancelled": "interrupted"}
 
 # ---------------------------------------------------------------------- connections
@@ -110,6 +113,23 @@ def _journal(connection: psycopg.Connection[Any], run_id: str) -> Journal:
     )
 
 
+def _guarded(
+    method: Callable[Concatenate[PostgresStore, P], T],
+) -> Callable[Concatenate[PostgresStore, P], T]:
+    """A store's method whose database failures (a server gone, a connection cut) are
+    StateErrors naming the server, not the driver's exceptions."""
+
+    @functools.wraps(method)
+    def guarded(store: PostgresStore, *args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return method(store, *args, **kwargs)
+        except _driver().Error as error:
+            where = store.record_rows.location or "PostgreSQL"
+            raise StateError(f"run {store.run_id} in {where}: {_one_line(error)}") from None
+
+    return guarded
+
+
 def _when(ts: float) -> dt.datetime:
     return dt.datetime.fromtimestamp(ts, dt.UTC)
 
@@ -128,10 +148,12 @@ class RunRecord:
         run_id: str,
         alias: str = "",
         lock: threading.Lock | None = None,
+        location: str = "",
     ) -> None:
         self.connection = connection
         self.run_id = run_id
         self.alias = alias
+        self.location = location  # the server, without the password (for messages)
         self.lock = lock or threading.Lock()
         self.frames: dict[int, int] = {}  # execution_id -> its FramePush row
         self.groups: dict[tuple[str, str, int], tuple[str, int]] = {}  # -> (id, row)
@@ -148,9 +170,17 @@ class RunRecord:
         value: Value,
         execution_id: int | None,
     ) -> None:
-        with self.lock, self.connection.transaction(), self.connection.cursor() as cursor:
-            # The narration is asynchronous (see `open_store`); a binding is on disk
-            # before the journal says it was committed.
+        connection = self.connection
+        # One round trip (a pipeline) for BEGIN, SET, INSERT, COMMIT: over a network the
+        # binding costs one latency, not four.
+        with (
+            self.lock,
+            connection.pipeline(),
+            connection.transaction(),
+            connection.cursor() as cursor,
+        ):
+            # The narration commits asynchronously (see `_open_store`); a binding is on
+            # disk before the journal says it was committed.
             cursor.execute("SET LOCAL synchronous_commit TO on")
             cursor.execute(
                 "INSERT INTO openprose.bindings (name, run_id, execution_id, kind, value, "
@@ -344,6 +374,7 @@ class PostgresStore:
     def went_live(self) -> None:
         self._replay.active = False
 
+    @_guarded
     def commit_binding(
         self,
         key: str,
@@ -362,10 +393,12 @@ class PostgresStore:
         self._journal.record_commit(key, journal_name, execution_id, hashed)
         return True
 
+    @_guarded
     def binding_text(self, name: str, execution_id: int | None = None) -> str | None:
         """The committed value of a binding as its row holds it."""
         return self.record_rows.binding(name, execution_id)
 
+    @_guarded
     def record(self, event: ev.Event) -> None:
         final = isinstance(event, ev.ProgramEnd)
         if not self._replay.active or final or isinstance(event, ev.Failure):
@@ -376,12 +409,14 @@ class PostgresStore:
             self._journal.update_run(**fields)
             self.record_rows.set_status(str(fields["status"]))
 
+    @_guarded
     def inputs(self) -> dict[str, Value]:
         if not self._called:
             return self._journal.inputs()
         loaded = self._import_field("inputs")
         return loaded if isinstance(loaded, dict) else {}
 
+    @_guarded
     def save_inputs(self, inputs: dict[str, Value]) -> None:
         if not self._called:
             self._journal.update_run(inputs=inputs)
@@ -394,6 +429,7 @@ class PostgresStore:
                 (json.dumps(inputs, ensure_ascii=False, default=str), self.alias, self.run_id),
             )
 
+    @_guarded
     def program_text(self) -> str:
         if not self._called:
             return self._journal.program_text()
@@ -411,6 +447,7 @@ class PostgresStore:
             row = cursor.fetchone()
         return None if row is None else row[0]
 
+    @_guarded
     def child(self, key: str, name: str, text: str, program_name: str) -> PostgresStore:
         rows = self.record_rows
         known = self._journal.committed(key, IMPORT_NAME, None)
@@ -418,7 +455,7 @@ class PostgresStore:
         if alias is None:
             alias = self._new_import(self.record_rows.name(name), key, text, program_name)
             self._journal.record_commit(key, IMPORT_NAME, None, alias)
-        record = RunRecord(rows.connection, self.run_id, alias, rows.lock)
+        record = RunRecord(rows.connection, self.run_id, alias, rows.lock, rows.location)
         if known is not None and alias == known:
             record.resumed(_now())
         return PostgresStore(record, self._journal, self._replay, called=True, text=text)
@@ -578,7 +615,8 @@ class PostgresCatalog:
                 journal.close()
                 raise self._error(f"cannot create run {rid}", error) from None
             if created:
-                return PostgresStore(RunRecord(rows, rid), journal, Replay(False))
+                record = RunRecord(rows, rid, location=self.location)
+                return PostgresStore(record, journal, Replay(False))
             rows.close()
             journal.close()
             if run_id is not None:
@@ -593,7 +631,7 @@ class PostgresCatalog:
         try:
             journal.load()
             journal.claim()
-            record = RunRecord(rows, run_id)
+            record = RunRecord(rows, run_id, location=self.location)
             record.set_status("running")
             record.resumed(_now())
         except _driver().Error as error:
