@@ -12,6 +12,7 @@ import pytest
 from state_support import RunInState, crash
 
 from openprose.vm import events as ev
+from openprose.vm.state import StateError
 from openprose.vm.state.base import StepRecord
 from openprose.vm.state.sqlite import ATTACHMENT_BYTES, SqliteCatalog, SqliteStore
 
@@ -238,3 +239,14 @@ def test_a_program_runs_with_sqlite_state(catalog: SqliteCatalog, run_in_state: 
         names = [r[0] for r in connection.execute("SELECT name FROM bindings ORDER BY rowid")]
         assert connection.execute("SELECT status FROM run").fetchone() == ("completed",)
     assert names == ["topic", "b", "c", "out"]
+
+
+def test_a_state_db_without_a_journal_is_not_a_run(catalog: SqliteCatalog) -> None:
+    stray = catalog.root / "20260101-000000-stray1"
+    stray.mkdir(parents=True)
+    sqlite3.connect(stray / "state.db").execute("CREATE TABLE run (id TEXT)").connection.close()
+    with pytest.raises(StateError, match="cannot open run"):
+        catalog.open(stray.name)
+    with pytest.raises(StateError, match="cannot read run"):
+        catalog.info(stray.name)
+    assert [(i.run_id, i.status) for i in catalog.runs()] == [(stray.name, "unreadable")]

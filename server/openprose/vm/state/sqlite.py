@@ -486,12 +486,16 @@ class SqliteCatalog:
 
     def open(self, run_id: str) -> SqliteStore:
         path = self._database_path(run_id)
+        database = journal = None
         try:
             database = SqliteRunDatabase(path)
             journal = _journal(database, run_id)
             journal.load()
             info = journal.run_info()
         except sqlite3.Error as error:
+            for opened in (journal, database):
+                if opened is not None:
+                    opened.close()
             raise StateError(f"cannot open run {run_id}: {error}") from None
         if info is not None and info.status == "running":
             journal.close()
