@@ -206,6 +206,7 @@ def test_the_compacted_history_outlives_later_records(tmp_path: Path) -> None:
     # resume: passes the understanding and the history.
     fresh = memories(tmp_path)
     assert fresh.read("a", "project") == f"Answer 5.\n\n## Compacted history\n\n{history}"
+    assert m.read("a", "project") == fresh.read("a", "project")  # the run that recorded it
 
 
 def test_split_memory_reads_both_places_of_the_history() -> None:

@@ -105,7 +105,7 @@ class AgentMemories:
         self.home = home
         self.state = state
         self.run_id = run_id if run_id is not None else _run_identity(run_path)
-        self.current: dict[str, str] = {}
+        self.current: dict[tuple[str, str], str] = {}  # (agent, scope)
         self.store = self._store(state, connect)
 
     def _store(self, state: str, connect: Callable[[], Any] | None) -> MemoryStore:
@@ -171,13 +171,13 @@ class AgentMemories:
         """The memory ``resume:`` passes on; None when the agent has none yet.  Within one
         run the memory is what this run last recorded (a resumed run replaying its steps
         sees what it saw the first time)."""
-        if agent in self.current:
-            return self.current[agent]
+        if (agent, scope) in self.current:
+            return self.current[(agent, scope)]
         text = self.store.read_memory(agent, scope)
         if text is None:
             return None
-        self.current[agent] = _for_the_agent(text)
-        return self.current[agent]
+        self.current[(agent, scope)] = _for_the_agent(text)
+        return self.current[(agent, scope)]
 
     def record(
         self, agent: str, scope: str, prompt: str, answer: str, ts: float, key: str = ""
@@ -187,10 +187,14 @@ class AgentMemories:
         is the session's step key: a step this run recorded already (a resumed run
         replaying it) writes nothing.  Holds the agent's lock throughout, so concurrent
         runs never share a number.  Returns whether anything was written."""
-        self.current[agent] = answer
+        self.current[(agent, scope)] = answer
         with self.store.transaction(agent, scope, create=True) as txn:
             if txn is None:
                 return False
+            memory = txn.memory()
+            text = render_memory(agent, answer, split_memory(memory)[1] if memory else "")
+            # What a later resume: of this run is given, as a new run reading it would be.
+            self.current[(agent, scope)] = _for_the_agent(text)
             number = 0
             if key:
                 found = txn.find(self.run_id, key)
@@ -200,10 +204,8 @@ class AgentMemories:
             segment = Segment(
                 number or txn.last_number() + 1, iso(ts), prompt, answer, self.run_id, key
             )
-            memory = txn.memory()
-            history = split_memory(memory)[1] if memory is not None else ""
             txn.put_segment(segment)
-            txn.put_memory(render_memory(agent, answer, history))
+            txn.put_memory(text)
             txn.note(segment)
         return True
 
@@ -271,7 +273,7 @@ class AgentMemories:
                 segments = txn.segments() if txn is not None else []
                 if txn is not None:
                     txn.clear()
-            self.current.pop(agent, None)
+            self.current.pop((agent, scope), None)
             existed = memory is not None or bool(segments)
             report.update(exists=existed, cleared=existed, items=_items(memory, segments))
             return report
@@ -328,7 +330,7 @@ class AgentMemories:
                     txn.put_memory(memory)
                     txn.remove_segments([segment.number for segment in folded])
                     segments = segments[len(folded) :]
-                    self.current.pop(agent, None)
+                    self.current.pop((agent, scope), None)
             report["after"] = _items(memory, segments)
             report["compacted"] = [segment.number for segment in folded]
             report["kept"] = [segment.number for segment in segments]
