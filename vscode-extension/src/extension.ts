@@ -23,6 +23,7 @@ import {
 import { bundledLibs, serverLaunch } from "./launch";
 import { RUN_COMMAND_OPTION, RUN_PROGRAM_COMMAND, RUN_WITH_INPUTS_COMMAND, declaredInputs, runLaunch } from "./run";
 import { RESTART_SETTINGS, type ServerSettings, serverArgs, toServerSettings } from "./settings";
+import { registerStateCommands } from "./stateView";
 import { type ServerState, statusView } from "./status";
 
 const CLIENT_ID = "prose"; // the languageclient reads `prose.trace.server` through this id
@@ -45,6 +46,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand("prose.showOutput", () => output.show(true)),
     vscode.commands.registerCommand(RUN_PROGRAM_COMMAND, (target?: unknown) => runProgram(server, target, false)),
     vscode.commands.registerCommand(RUN_WITH_INPUTS_COMMAND, (target?: unknown) => runProgram(server, target, true)),
+    ...registerStateCommands(),
     vscode.workspace.onDidChangeConfiguration((event) => {
       const changed = RESTART_SETTINGS.filter((setting) => event.affectsConfiguration(setting));
       if (changed.length) {

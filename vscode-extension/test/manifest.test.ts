@@ -6,6 +6,7 @@ import { describe, it } from "node:test";
 
 import { RUN_PROGRAM_COMMAND, RUN_WITH_INPUTS_COMMAND } from "../src/run";
 import { RESTART_SETTINGS, serverArgs, toServerSettings } from "../src/settings";
+import { STATE_COMMANDS } from "../src/state";
 
 const ROOT = join(__dirname, "..", "..", ".."); // out/test/test -> vscode-extension
 const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
@@ -41,13 +42,10 @@ describe("package.json", () => {
 
   it("declares the commands, with prose.run hidden from the palette", () => {
     const commands = manifest.contributes.commands.map((c: { command: string }) => c.command);
-    assert.deepEqual(commands.sort(), [
-      "prose.restartServer",
-      "prose.run",
-      RUN_PROGRAM_COMMAND,
-      RUN_WITH_INPUTS_COMMAND,
-      "prose.showOutput",
-    ]);
+    assert.deepEqual(
+      commands.sort(),
+      ["prose.restartServer", "prose.run", RUN_PROGRAM_COMMAND, RUN_WITH_INPUTS_COMMAND, "prose.showOutput", ...STATE_COMMANDS].sort(),
+    );
     assert.deepEqual(manifest.contributes.menus.commandPalette[0], { command: "prose.run", when: "false" });
   });
 
