@@ -240,7 +240,18 @@ class RunRecord:
         return int(row[0]) if row else 0
 
     def _group(self, prefix: str, event: ev.Event, new: bool) -> tuple[str, int | None]:
+        """The id (``p1``, ``l2``) and row of the parallel or loop ``event`` belongs to.
+        A branch's step is its parallel's plus a letter (``3`` -> ``3a``) at the same
+        level: it belongs to the open group whose step is the longest prefix of its own."""
         slot = (prefix, event.step, event.level)
+        if not new and slot not in self.groups:
+            owners = [
+                key
+                for key in self.groups
+                if key[0] == prefix and key[2] == event.level and event.step.startswith(key[1])
+            ]
+            if owners:
+                slot = max(owners, key=lambda key: len(key[1]))
         if new or slot not in self.groups:
             self._group_count += 1
             self.groups[slot] = (f"{prefix}{self._group_count}", 0)
