@@ -80,7 +80,7 @@ def connect(url: str) -> psycopg.Connection[Any]:
 
 def _one_line(error: BaseException) -> str:
     """The driver's message on one line, without psycopg's "connection failed:" prefix."""
-    text = " ".join(line.strip() for line in str(error).splitlines() if line.strip())
+    text = "; ".join(line.strip() for line in str(error).splitlines() if line.strip())
     return text.removeprefix("connection failed: ") or type(error).__name__
 
 
