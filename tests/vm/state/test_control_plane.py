@@ -372,8 +372,10 @@ def test_reset_all_clears_every_run_and_the_project_memory_not_the_users(
     report = control.reset(target(tmp_path, all=True))
     assert report.errors == []
     assert f"{first}/bindings" in report.cleared and f"{second}/bindings" in report.cleared
-    assert "agent advisor/memory:project" in report.cleared
-    assert visible(tmp_path / ".prose" / "agents" / "advisor") == []
+    # The sqlite run kept its project agent in .prose/agents.db.
+    assert "agent advisor/memory:project:sqlite" in report.cleared
+    project = control.describe(target(tmp_path, agent="advisor", scopes=("project",)))
+    assert project.missing == ["memory:project", "memory:project:sqlite"]
     assert (user / "memory.md").is_file()
     for run_id in (first, second):
         assert control.describe(target(tmp_path, run_id=run_id)).missing == list(control.RUN_STORES)
@@ -403,3 +405,52 @@ def test_describe_the_project(tmp_path: Path) -> None:
         control.describe(target(tmp_path, all=True))
     with pytest.raises(StateError):
         control.compact(target(tmp_path), "recent")
+
+
+# ---------------------------------------------------------------------- postgres
+
+
+def test_every_operation_on_a_postgres_run_touches_only_its_rows(
+    tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = request.getfixturevalue("postgres_db_url")  # skips without a cluster
+    monkeypatch.setenv("OPENPROSE_POSTGRES_URL", url)
+    run_id = make_run(tmp_path, state="postgres")
+    other = make_run(tmp_path, state="postgres")
+    chosen = {"states": ("postgres",)}
+    report = control.describe(target(tmp_path, run_id=run_id, **chosen), include_data=True)
+    assert report.errors == []
+    found = stores(report)
+    assert list(found) == list(control.RUN_STORES)
+    assert found["bindings"].counts["bindings"] >= 4
+    assert found["journal"].counts["steps"] == 4
+    assert url.split("@")[0] not in str(report.to_json())  # never the password
+    # Agent memory in PostgreSQL (the project scope: a postgres run's own agents are not
+    # kept there yet), compacted and reset by agent.
+    from openprose.vm.state.postgres import connect
+
+    kept = AgentMemories(None, tmp_path, state="postgres", connect=lambda: connect(url))
+    for number in range(1, 4):
+        kept.record("advisor", "project", f"ask {number}", f"answer {number}", 0.0)
+    agent = target(tmp_path, agent="advisor", scopes=("project",), **chosen)
+    compacted = control.compact(agent, "recent", max_messages=1)
+    assert compacted.compacted == ["memory:project:postgres"]
+    assert stores(control.describe(agent))["memory:project:postgres"].counts["segments"] == 1
+    assert control.reset(agent).cleared == ["memory:project:postgres"]
+    before = control.describe(target(tmp_path, run_id=other, **chosen)).to_json()
+    reset = control.reset(target(tmp_path, run_id=run_id, **chosen))
+    assert reset.errors == []
+    assert "bindings" in reset.cleared and "journal" in reset.cleared
+    assert control.describe(target(tmp_path, run_id=run_id, **chosen)).missing == list(
+        control.RUN_STORES
+    )
+    assert control.describe(target(tmp_path, run_id=other, **chosen)).to_json() == before
+    with pytest.raises(StateError, match="did you mean"):
+        control.describe(target(tmp_path, run_id=run_id[:-1] + "?", **chosen))
+    refused = control.reset(target(tmp_path, all=True, **chosen))
+    assert refused.cleared == [] and refused.errors[0].store == "postgres"
+
+
+def test_in_context_state_has_nothing_to_manage(tmp_path: Path) -> None:
+    with pytest.raises(StateError, match="in-context state keeps nothing"):
+        control.describe(target(tmp_path, run_id="20260101-000000-abcdef", states=("in-context",)))

@@ -24,6 +24,7 @@ import contextlib
 import re
 import shutil
 import sqlite3
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -617,13 +618,9 @@ def memories(
 
 
 def _postgres_connect(target: Target) -> Callable[[], Any]:
-    import os
+    from openprose.vm.state.control_postgres import connector
 
-    from openprose.vm.state.postgres import connect
-    from openprose.vm.state.postgres_url import find_url
-
-    url = find_url(target.project, os.environ).url
-    return lambda: connect(url)
+    return connector(target.project)[0]
 
 
 # ---------------------------------------------------------------------- finding stores
@@ -650,12 +647,24 @@ def find_run(target: Target) -> RunPlace:
             return RunPlace(run_id, state, path)
         if state == "sqlite" and (path / SQLITE_FILE).is_file():
             return RunPlace(run_id, state, path)
-    if any(state in ("postgres", "in-context") for state in target.states) and not any(
-        state in ("filesystem", "sqlite") for state in target.states
-    ):
-        chosen = ", ".join(target.states)
-        raise StateError(f"the control plane does not reach runs of the {chosen} backend yet")
-    raise StateError(no_run_message(run_id, target.runs_root, known_runs(target)))
+        if state == "postgres":
+            from openprose.vm.state import control_postgres
+
+            if control_postgres.has_run(target, run_id):
+                return RunPlace(run_id, state, path)
+    if target.states == ("in-context",):
+        raise StateError(
+            "in-context state keeps nothing outside the conversation that ran it: "
+            "there is no run state to manage"
+        )
+    known = known_runs(target)
+    where: Any = target.runs_root
+    if "postgres" in target.states:
+        from openprose.vm.state import control_postgres
+
+        known = [*known, *control_postgres.run_ids(target)]
+        where = "PostgreSQL" if target.states == ("postgres",) else where
+    raise StateError(no_run_message(run_id, where, known))
 
 
 def known_runs(target: Target) -> list[str]:
@@ -671,7 +680,7 @@ def known_runs(target: Target) -> list[str]:
     return sorted(names, reverse=True)
 
 
-def no_run_message(run_id: str, root: Path, known: Sequence[str]) -> str:
+def no_run_message(run_id: str, root: Path | str, known: Sequence[str]) -> str:
     message = f"no run {run_id!r} in {root}"
     near = suggest(run_id, known)
     return f"{message}; did you mean {near!r}?" if near else message
@@ -691,12 +700,17 @@ def suggest(word: str, known: Sequence[str]) -> str | None:
     return close[0] if close else None
 
 
-def run_stores(place: RunPlace, target: Target) -> tuple[list[Any], list[Running]]:
+def run_stores(place: RunPlace, target: Target) -> tuple[list[Any], list[Any]]:
     """The stores of one run, and what refuses its reset."""
     path = place.path
-    layouts = [memories(place.state, path, target)]
+    if place.state == "postgres":
+        from openprose.vm.state import control_postgres
+
+        agents = RunAgents(memories("postgres", None, target, place.run_id))
+        return control_postgres.run_stores(place.run_id, target, agents)
+    layouts = [memories(place.state, path, target, place.run_id)]
     if place.state != "filesystem":  # agents kept in files by a run of an earlier version
-        layouts.append(memories("filesystem", path, target))
+        layouts.append(memories("filesystem", path, target, place.run_id))
     agents = RunAgents(*layouts)
     if place.state == "sqlite":
         database = path / SQLITE_FILE
@@ -769,7 +783,14 @@ def _store_failure(store: Any, error: BaseException) -> StoreError:
     return StoreError(store.name, message)
 
 
-_FAILURES = (StateError, OSError, sqlite3.Error, UnicodeDecodeError, ValueError)
+_BASE_FAILURES = (StateError, OSError, sqlite3.Error, UnicodeDecodeError, ValueError)
+
+
+def _failures() -> tuple[type[BaseException], ...]:
+    """What a store may fail with: the database drivers' errors too (psycopg's only when it
+    was loaded: importing it for every command would cost more than the command)."""
+    psycopg = sys.modules.get("psycopg")
+    return (*_BASE_FAILURES, psycopg.Error) if psycopg is not None else _BASE_FAILURES
 
 
 # ---------------------------------------------------------------------- operations
@@ -791,7 +812,7 @@ def describe(target: Target, include_data: bool = False) -> StateReport:
 def _describe_into(report: StateReport, store: Any, include_data: bool) -> StoreReport | None:
     try:
         found: StoreReport = store.describe(include_data)
-    except _FAILURES as error:
+    except _failures() as error:
         report.errors.append(_store_failure(store, error))
         report.stores.append(StoreReport(store.name, metadata={"error": True}))
         return None
@@ -823,7 +844,7 @@ def _describe_project(target: Target, report: StateReport, include_data: bool) -
             store = memories(layout, None, target)
             try:
                 names.update(store.agents(scope))
-            except _FAILURES as error:
+            except _failures() as error:
                 report.errors.append(StoreError(f"memory:{scope}", str(error)))
             places.append(store.store.location("*", scope))
         found = StoreReport(
@@ -879,7 +900,7 @@ def _reset_stores(
     for store in present:
         try:
             store.reset()
-        except _FAILURES as error:
+        except _failures() as error:
             report.errors.append(_store_failure(store, error))
         else:
             report.cleared.append(prefix + store.name)
@@ -913,7 +934,7 @@ def _reset_all(target: Target, report: StateReport) -> StateReport:
         suffix = "" if layout == "filesystem" else f":{layout}"
         try:
             names = store.agents("project")
-        except _FAILURES as error:
+        except _failures() as error:
             plans.append(
                 (f"memory:project{suffix}/", [Broken(f"memory:project{suffix}", error)], [])
             )
@@ -942,7 +963,7 @@ def _reset_all(target: Target, report: StateReport) -> StateReport:
     for prefix, store in present:
         try:
             store.reset()
-        except _FAILURES as error:
+        except _failures() as error:
             failure = _store_failure(store, error)
             report.errors.append(StoreError(prefix + failure.store, failure.message))
         else:
@@ -990,7 +1011,7 @@ def compact(
         try:
             run_agents = next(s for s in run_stores(place, target)[0] if s.name == "agents")
             stores: list[Any] = run_agents.members()
-        except _FAILURES as error:
+        except _failures() as error:
             report.errors.append(StoreError("agents", str(error)))
             stores = []
         if not stores and not report.errors:
@@ -1003,7 +1024,7 @@ def compact(
             continue
         try:
             counts = store.compact(strategy, max_messages, max_tokens)
-        except _FAILURES as error:
+        except _failures() as error:
             report.errors.append(_store_failure(store, error))
             continue
         found.metadata.update(strategy=strategy, **counts)
