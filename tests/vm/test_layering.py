@@ -18,6 +18,8 @@ LAZY_SDKS = {
     "anthropic_backend.py": "anthropic",
     "openai_backend.py": "openai",
     "claude_code_backend.py": "claude_agent_sdk",
+    "postgres.py": "psycopg",  # the postgres state backend's driver, and its schema's
+    "postgres_schema.py": "psycopg",
 }
 
 
@@ -48,7 +50,7 @@ def test_importing_the_vm_loads_no_server_or_sdk() -> None:
     code = (
         "import sys, openprose.vm, openprose.cli.run\n"
         "bad = [m for m in sys.modules if m.split('.')[0] in "
-        "('pygls', 'lsprotocol', 'anthropic', 'openai', 'claude_agent_sdk')"
+        "('pygls', 'lsprotocol', 'anthropic', 'openai', 'claude_agent_sdk', 'psycopg')"
         " or m.startswith(('openprose.lsp', 'openprose.ide'))]\n"
         "print(bad)"
     )
