@@ -218,8 +218,11 @@ def test_remove_deletes_every_row_of_the_run(catalog: Any, postgres_db_url: str)
             assert count == (0,), table
 
 
-def test_a_run_is_running_exactly_while_its_store_is_open(catalog: Any) -> None:
-    store = catalog.create(PROGRAM, "main.prose", {})
+# Run ids whose lock keys are negative and positive (pg_locks shows keys unsigned).
+@pytest.mark.parametrize("run_id", ["20260101-000000-run000", "20260101-000000-run001"])
+def test_a_run_is_running_exactly_while_its_store_is_open(catalog: Any, run_id: str) -> None:
+    store = catalog.create(PROGRAM, "main.prose", {}, run_id=run_id)
+    assert [info.status for info in catalog.runs()] == ["running"]
     with pytest.raises(StateError, match="still running"):
         catalog.open(store.run_id)
     store.close()  # as if its process died: the connection, and with it the lock, is gone

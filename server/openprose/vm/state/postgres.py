@@ -652,47 +652,37 @@ class PostgresCatalog:
         return PostgresStore(record, journal, Replay(bool(journal.steps or journal.commits)))
 
     def info(self, run_id: str) -> RunInfo:
-        with self._session() as connection:
-            found = self._live(connection, run_id)
-        if found is None:
+        found = self._infos(run_id)
+        if not found:
             raise StateError(f"no run {run_id!r} in {self.location}")
-        return found
-
-    def _live(self, connection: psycopg.Connection[Any], run_id: str) -> RunInfo | None:
-        journal = _journal(connection, run_id)
-        row = journal.run_row()
-        if row is None:
-            return None
-        info = info_from_row(row, self.location)
-        if row.get("status") == "running":
-            info.status = "running" if self._locked(connection, run_id) else "interrupted"
-        return info
-
-    @staticmethod
-    def _locked(connection: psycopg.Connection[Any], run_id: str) -> bool:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' "
-                "AND classid = (%s::bigint)::oid "
-                "AND objid = ((%s::bigint + 4294967296) %% 4294967296)::oid "
-                "AND objsubid = 2 AND granted)",
-                (LOCK_CLASS, lock_key(run_id)),
-            )
-            row = cursor.fetchone()
-        return bool(row and row[0])
+        return found[0]
 
     def runs(self) -> list[RunInfo]:
+        return self._infos(None)
+
+    def _infos(self, run_id: str | None) -> list[RunInfo]:
+        """The summaries of one run or of all, in two queries however many runs there
+        are: the rows, then the runs' locks (a run says `running` only while held)."""
+        where, params = ("WHERE run_id = %s", (run_id,)) if run_id is not None else ("", ())
         with self._session() as connection, connection.cursor() as cursor:
             cursor.execute(
-                "SELECT run_id FROM openprose.journal_runs WHERE state = %s ORDER BY run_id DESC",
-                (self.state,),
+                f"SELECT * FROM openprose.journal_runs {where} ORDER BY run_id DESC", params
             )
-            ids = [row[0] for row in cursor.fetchall()]
-            found = []
-            for run_id in ids:
-                info = self._live(connection, run_id)
-                if info is not None:
-                    found.append(info)
+            names = [column.name for column in cursor.description or ()]
+            rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+            cursor.execute(
+                "SELECT objid::bigint FROM pg_locks WHERE locktype = 'advisory' "
+                "AND classid = %s::bigint::oid AND objsubid = 2 AND granted",
+                (LOCK_CLASS,),
+            )
+            held = {int(row[0]) for row in cursor.fetchall()}
+        found = []
+        for row in rows:
+            info = info_from_row(row, self.location)
+            if row.get("status") == "running":
+                live = lock_key(row["run_id"]) % 2**32 in held  # objid is the key, unsigned
+                info.status = "running" if live else "interrupted"
+            found.append(info)
         return found
 
     def remove(self, run_id: str) -> None:
