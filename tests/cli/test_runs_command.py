@@ -10,6 +10,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+# A fixture: importing it makes it visible to this module's tests.
+from tests.postgres_cluster import postgres_db_url  # noqa: F401
+
 PROGRAM = 'let notes = session "Take notes"\noutput summary = session "Summarise"\n'
 
 
@@ -163,3 +168,27 @@ def test_list_of_an_empty_project(prose: Any, tmp_path: Path) -> None:
     assert (done.returncode, done.stdout) == (0, "")
     assert "no runs in" in done.stderr
     assert json.loads(prose("runs", "list", "--json").stdout) == []
+
+
+def test_runs_and_state_of_the_postgres_backend(
+    prose: Any, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    url = request.getfixturevalue("postgres_db_url")  # skips without a cluster
+    env = {"OPENPROSE_POSTGRES_URL": url}
+    (tmp_path / "main.prose").write_text(PROGRAM, encoding="utf-8")
+    made = prose("run", "main.prose", "--state", "postgres", **env)
+    assert made.returncode == 0, made.stderr
+    listed = json.loads(prose("runs", "list", "--state", "postgres", "--json", **env).stdout)
+    assert [r["state"] for r in listed] == ["postgres"]
+    run_id = listed[0]["run_id"]
+    shown = json.loads(prose("runs", "show", run_id, "--state", "postgres", "--json", **env).stdout)
+    assert sorted(b["name"] for b in shown["bindings"]) == ["notes", "summary"]
+    described = prose("state", "describe", run_id, "--state", "postgres", "--json", **env)
+    assert described.returncode == 0, described.stderr
+    password = url.split("@")[0].rsplit(":", 1)[1]
+    assert password not in described.stdout + described.stderr
+    reset = prose("state", "reset", run_id, "--state", "postgres", "--yes", "--json", **env)
+    assert json.loads(reset.stdout)["cleared"] == ["bindings", "narration", "journal"]
+    removed = prose("runs", "rm", run_id, "--state", "postgres", "--yes", **env)
+    assert removed.returncode == 0, removed.stderr
+    assert json.loads(prose("runs", "list", "--state", "postgres", "--json", **env).stdout) == []

@@ -242,39 +242,27 @@ def list_runs(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 # ---------------------------------------------------------------------- show
 
 
-def bindings_of(info: Any, root: Path) -> list[dict[str, Any]] | None:
-    """The run's bindings where its backend keeps them readable (None: it does not)."""
+def bindings_of(info: Any, args: argparse.Namespace) -> list[dict[str, Any]] | None:
+    """The run's bindings where its backend keeps them (None: in-context keeps none)."""
     from openprose.vm.state import control
 
-    if info.state not in LOCAL_STATES:
+    if info.state == "in-context":
         return None
+    root = runs_root(args)
     place = control.RunPlace(info.run_id, info.state, root / info.run_id)
-    stores, _ = control.run_stores(place, control.Target(root, run_id=info.run_id))
-    store = next(s for s in stores if s.name == "bindings")
-    report = store.describe(True)
-    data = report.data
-    if isinstance(data, dict):  # a sqlite run: rows of its bindings table
-        rows = data.get("sqlitetables", {}).get("bindings", [])
-        return [
-            {
-                "name": r["name"],
-                "kind": r["kind"],
-                "execution_id": r["execution_id"],
-                "value": r["value"],
-            }
-            for r in rows
-        ]
-    return list(data or [])
+    return control.binding_list(place, control.Target(root, run_id=info.run_id))
 
 
 @_handled
 def show_run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     import sqlite3
 
+    from openprose.vm.state import StateError
+
     _, info = find(args, args.run_id)
     try:
-        bindings = bindings_of(info, runs_root(args))
-    except (OSError, sqlite3.Error, UnicodeDecodeError) as error:
+        bindings = bindings_of(info, args)
+    except (StateError, OSError, sqlite3.Error, UnicodeDecodeError) as error:
         print(f"prose: warning: cannot read the bindings of {info.run_id}: {error}", file=stderr)
         bindings = None
     if args.json:

@@ -742,6 +742,28 @@ def run_stores(place: RunPlace, target: Target) -> tuple[list[Any], list[Any]]:
     return stores, [Running(place.run_id, lambda: _journal_info(journal, place.run_id))]
 
 
+def binding_list(place: RunPlace, target: Target) -> list[dict[str, Any]]:
+    """A run's bindings (name, kind, execution_id, value), whatever keeps them."""
+    stores, _ = run_stores(place, target)
+    data = next(s for s in stores if s.name == "bindings").describe(True).data
+    rows = data if isinstance(data, list) else _table_rows(data, "bindings")
+    fields = ("name", "kind", "execution_id", "value")
+    return [{name: row.get(name) for name in fields} for row in rows]
+
+
+def _table_rows(data: Any, table: str) -> list[dict[str, Any]]:
+    """The rows of ``table`` in a store's data (nested under its parts for a sqlite run)."""
+    if not isinstance(data, dict):
+        return []
+    if isinstance(data.get(table), list):
+        return list(data[table])
+    for part in data.values():
+        rows = _table_rows(part, table)
+        if rows:
+            return rows
+    return []
+
+
 def _journal_info(database: Path, run_id: str, prefix: str = "") -> Any:
     from openprose.vm.state.journal import info_from_row
 
