@@ -223,6 +223,9 @@ def test_remove_deletes_every_row_of_the_run(catalog: Any, postgres_db_url: str)
 def test_a_run_is_running_exactly_while_its_store_is_open(catalog: Any, run_id: str) -> None:
     store = catalog.create(PROGRAM, "main.prose", {}, run_id=run_id)
     assert [info.status for info in catalog.runs()] == ["running"]
+    # A client machine that dies silently frees the run's lock within a minute.
+    idle = store.record_rows.connection.execute("SHOW tcp_keepalives_idle").fetchone()
+    assert idle == ("30",)
     with pytest.raises(StateError, match="still running"):
         catalog.open(store.run_id)
     store.close()  # as if its process died: the connection, and with it the lock, is gone

@@ -49,6 +49,12 @@ CONNECT_TIMEOUT = 10  # seconds
 # Advisory locks are two int4 keys; the first says "an OpenProse run" (b"op" + 1).
 LOCK_CLASS = 0x6F7001
 # The spec's statuses for `run` (its CHECK); our "cancelled" is its "interrupted".
+# The server drops a silent client's session after about 30 + 3 * 10 seconds.
+KEEPALIVE = (
+    ("tcp_keepalives_idle", 30),
+    ("tcp_keepalives_interval", 10),
+    ("tcp_keepalives_count", 3),
+)
 P = ParamSpec("P")
 T = TypeVar("T")
 RUN_STATUS = {"completed": "completed", "failed": "failed", "cancelled": "interrupted"}
@@ -572,6 +578,10 @@ class PostgresCatalog:
                 # The narration may trail a server crash by a fraction of a second; the
                 # bindings and the journal are synchronous (see RunRecord.write_binding).
                 cursor.execute("SET synchronous_commit TO off")
+                # The lock must outlive its process by seconds, not by the kernel's two
+                # hours of TCP keepalive, when the client's machine dies without a word.
+                for setting, seconds in KEEPALIVE:
+                    cursor.execute(f"SET {setting} = {seconds}")
                 cursor.execute(
                     "SELECT pg_try_advisory_lock(%s, %s)", (LOCK_CLASS, lock_key(run_id))
                 )
