@@ -140,6 +140,18 @@ def test_recording_a_step_again_writes_nothing(tmp_path: Path) -> None:
     assert "run: 20270115-090000-bbbbbb\nstep: 0\n" in segment
 
 
+def test_the_runs_of_imported_programs_are_told_apart_by_their_directory(
+    tmp_path: Path,
+) -> None:
+    # Two runs each call a program whose run directory is named "lib"; its step keys are
+    # the same in both.
+    for run in ("r1", "r2"):
+        path = tmp_path / ".prose" / "runs" / run / "imports" / "lib"
+        m = AgentMemories(path, tmp_path, run_id="lib")
+        assert m.record("a", "project", "p", f"from {run}", TS, key="0/lib:0")
+    assert AgentMemories(None, tmp_path).describe("a", "project")["items"]["segments"] == 2
+
+
 def test_a_record_without_a_key_always_writes(tmp_path: Path) -> None:
     m = memories(tmp_path)
     assert m.record("a", "true", "p", "x", TS)

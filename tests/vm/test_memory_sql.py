@@ -127,7 +127,7 @@ def test_postgres_keeps_every_scope_apart(tmp_path: Path, connect: Any) -> None:
     other_run = pg_memories(tmp_path, connect, run="r2")
     for scope in ("true", "project", "user", "state/shared"):
         expected = None if scope == "true" else f"memory of {scope}"
-        assert other_run.read("a", scope) == expected
+        assert pg_memories(tmp_path, connect, run="r2").read("a", scope) == expected
         assert not pg_memories(tmp_path, connect).record("a", scope, "Go", "x", TS, key="0")
     assert other_run.agents("project") == ["a"] and other_run.agents("user") == ["a"]
     assert m.agents("true") == ["a"] and other_run.agents("true") == []

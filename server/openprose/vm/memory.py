@@ -85,8 +85,10 @@ class AgentMemories:
     """Every persistent agent's memory seen from one run.
 
     ``state``: the state backend (``filesystem``, ``in-context``, ``sqlite``, ``postgres``).
-    ``run_id``: names the run in the record of which step wrote which segment (a resumed run
-    records nothing twice); by default the run directory's path under ``.prose/runs``.
+    ``run_id``: the run (default: its directory's path under ``.prose/runs``); PostgreSQL
+    keeps ``persist: true`` agents under it.  Which step of which run wrote each segment is
+    recorded (a resumed run records nothing twice); the run is then named by its directory
+    when it has one, else by ``run_id``.
     ``connect``: for ``postgres``, a factory of new psycopg connections (closed after use).
     """
 
@@ -105,7 +107,11 @@ class AgentMemories:
         self.home = home
         self.state = state
         self.run_id = run_id if run_id is not None else _run_identity(run_path)
-        self.current: dict[tuple[str, str], str] = {}  # (agent, scope)
+        # Which run recorded a segment: the run directory's path when there is one, unique
+        # even for an imported program's run (whose own id is only its directory's name).
+        self.recorder = _run_identity(run_path) if run_path is not None else self.run_id
+        # An agent's memory as this run last recorded or read it (an agent has one scope).
+        self.current: dict[str, str] = {}
         self.store = self._store(state, connect)
 
     def _store(self, state: str, connect: Callable[[], Any] | None) -> MemoryStore:
@@ -171,13 +177,13 @@ class AgentMemories:
         """The memory ``resume:`` passes on; None when the agent has none yet.  Within one
         run the memory is what this run last recorded (a resumed run replaying its steps
         sees what it saw the first time)."""
-        if (agent, scope) in self.current:
-            return self.current[(agent, scope)]
+        if agent in self.current:
+            return self.current[agent]
         text = self.store.read_memory(agent, scope)
         if text is None:
             return None
-        self.current[(agent, scope)] = _for_the_agent(text)
-        return self.current[(agent, scope)]
+        self.current[agent] = _for_the_agent(text)
+        return self.current[agent]
 
     def record(
         self, agent: str, scope: str, prompt: str, answer: str, ts: float, key: str = ""
@@ -187,22 +193,22 @@ class AgentMemories:
         is the session's step key: a step this run recorded already (a resumed run
         replaying it) writes nothing.  Holds the agent's lock throughout, so concurrent
         runs never share a number.  Returns whether anything was written."""
-        self.current[(agent, scope)] = answer
+        self.current[agent] = answer
         with self.store.transaction(agent, scope, create=True) as txn:
             if txn is None:
                 return False
             memory = txn.memory()
             text = render_memory(agent, answer, split_memory(memory)[1] if memory else "")
             # What a later resume: of this run is given, as a new run reading it would be.
-            self.current[(agent, scope)] = _for_the_agent(text)
+            self.current[agent] = _for_the_agent(text)
             number = 0
             if key:
-                found = txn.find(self.run_id, key)
+                found = txn.find(self.recorder, key)
                 if found is not None and found.complete:
                     return False
                 number = found.number if found is not None else 0
             segment = Segment(
-                number or txn.last_number() + 1, iso(ts), prompt, answer, self.run_id, key
+                number or txn.last_number() + 1, iso(ts), prompt, answer, self.recorder, key
             )
             txn.put_segment(segment)
             txn.put_memory(text)
@@ -273,7 +279,7 @@ class AgentMemories:
                 segments = txn.segments() if txn is not None else []
                 if txn is not None:
                     txn.clear()
-            self.current.pop((agent, scope), None)
+            self.current.pop(agent, None)
             existed = memory is not None or bool(segments)
             report.update(exists=existed, cleared=existed, items=_items(memory, segments))
             return report
@@ -330,7 +336,7 @@ class AgentMemories:
                     txn.put_memory(memory)
                     txn.remove_segments([segment.number for segment in folded])
                     segments = segments[len(folded) :]
-                    self.current.pop((agent, scope), None)
+                    self.current.pop(agent, None)
             report["after"] = _items(memory, segments)
             report["compacted"] = [segment.number for segment in folded]
             report["kept"] = [segment.number for segment in segments]
