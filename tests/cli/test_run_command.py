@@ -279,3 +279,52 @@ def test_resume_continues_a_stopped_run(prose: Any, tmp_path: Path) -> None:
     unknown = prose("run", "main.prose", "--resume", "20990101-000000-nosuch")
     assert unknown.returncode == 2
     assert "no run '20990101-000000-nosuch'" in unknown.stderr
+
+
+def test_state_sqlite_keeps_the_run_in_state_db_and_resumes_it(prose: Any, tmp_path: Path) -> None:
+    write(tmp_path, PROGRAM)
+    stopped = prose(
+        "run", "main.prose", "--input", "topic=bees", "--state", "sqlite", "--max-sessions", "1"
+    )
+    assert stopped.returncode == 1
+    [run_dir] = (tmp_path / ".prose" / "runs").iterdir()
+    assert (run_dir / "state.db").is_file() and not (run_dir / "bindings").exists()
+    resumed = prose("run", "main.prose", "--resume", run_dir.name, "--state", "sqlite", "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout)["outputs"]["summary"].startswith("[dry run] Summarise")
+    # Without --state, the run is looked for among filesystem runs and not found.
+    elsewhere = prose("run", "main.prose", "--resume", run_dir.name)
+    assert elsewhere.returncode == 2
+    assert f"no run {run_dir.name!r}" in elsewhere.stderr
+
+
+def test_state_from_the_configuration(prose: Any, tmp_path: Path) -> None:
+    write(tmp_path, PROGRAM)
+    (tmp_path / "prose.toml").write_text('run = { state = "sqlite" }\n', encoding="utf-8")
+    done = prose("run", "main.prose", "--input", "topic=bees")
+    assert done.returncode == 0, done.stderr
+    [run_dir] = (tmp_path / ".prose" / "runs").iterdir()
+    assert (run_dir / "state.db").is_file()
+    (tmp_path / "prose.toml").write_text('run = { state = "paper" }\n', encoding="utf-8")
+    bad = prose("run", "main.prose", "--input", "topic=bees")
+    assert bad.returncode == 2
+    assert "`run.state` must be one of filesystem, sqlite, postgres, in-context" in bad.stderr
+
+
+def test_state_in_context_leaves_no_files_and_shows_its_narration(
+    prose: Any, tmp_path: Path
+) -> None:
+    write(tmp_path, PROGRAM)
+    done = prose("run", "main.prose", "--input", "topic=bees", "--state", "in-context")
+    assert done.returncode == 0, done.stderr
+    assert not (tmp_path / ".prose").exists()
+    assert "State mode: in-context" in done.stderr
+    assert "[Binding] let notes = " in done.stderr  # the narration is the record
+
+
+def test_state_postgres_without_a_url_is_a_usage_error(prose: Any, tmp_path: Path) -> None:
+    write(tmp_path, PROGRAM)
+    done = prose("run", "main.prose", "--input", "topic=bees", "--state", "postgres")
+    assert done.returncode == 2
+    assert "needs a PostgreSQL URL" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -166,6 +166,7 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     )
     from openprose.vm.progress import Progress
     from openprose.vm.runner import run_file
+    from openprose.vm.state import StateError
 
     if args.offline_rounds < 1:
         raise UsageError("--offline-rounds must be at least 1")
@@ -254,7 +255,8 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             backend = RecordingBackend(backend, Path(args.record))
         except OSError as error:
             raise UsageError(f"cannot record to {args.record}: {error}") from None
-    if args.trace:
+    if args.trace or state == "in-context":
+        # In-context state keeps no files: the narration is the run's record, so it is shown.
         sinks = [_tracer(args.trace_format, stderr)]
     else:
         isatty = getattr(stderr, "isatty", None)
@@ -289,6 +291,9 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         return EXIT_INTERRUPTED
     except OSError as error:
         raise UsageError(f"cannot write the run directory: {error}") from None
+    except StateError as error:
+        # The state backend cannot be reached or written: nothing more can be kept durable.
+        raise UsageError(f"{state} state: {error}") from None
     return _report(result, args.json, stdout, stderr)
 
 
