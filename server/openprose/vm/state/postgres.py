@@ -25,8 +25,10 @@ import datetime as dt
 import functools
 import hashlib
 import json
+import os
 import re
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
@@ -474,7 +476,7 @@ class PostgresStore:
             self._journal.record_commit(key, IMPORT_NAME, None, alias)
         record = RunRecord(rows.connection, self.run_id, alias, rows.lock, rows.location)
         if known is not None and alias == known:
-            record.resumed(_now())
+            record.resumed(time.time())
         return PostgresStore(record, self._journal, self._replay, called=True, text=text)
 
     def _has_import(self, alias: str) -> bool:
@@ -510,12 +512,6 @@ class PostgresStore:
         self._journal.close()
 
 
-def _now() -> float:
-    import time
-
-    return time.time()
-
-
 # ---------------------------------------------------------------------- the catalogue
 
 
@@ -537,8 +533,6 @@ class PostgresCatalog:
     def from_environment(
         cls, project_root: Path, environ: Mapping[str, str] | None = None
     ) -> PostgresCatalog:
-        import os
-
         source = find_url(project_root, os.environ if environ is None else environ)
         return cls(source.url, source.origin)
 
@@ -654,7 +648,7 @@ class PostgresCatalog:
             journal.claim()
             record = RunRecord(rows, run_id, location=self.location)
             record.set_status("running")
-            record.resumed(_now())
+            record.resumed(time.time())
         except _driver().Error as error:
             rows.close()
             journal.close()
