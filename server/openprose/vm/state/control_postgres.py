@@ -78,7 +78,7 @@ class RunRows:
         self.tables = tuple(tables)
 
     def describe(self, include_data: bool) -> Any:
-        from openprose.vm.state.control import StoreReport
+        from openprose.vm.state.control_types import StoreReport
 
         report = StoreReport(self.name, metadata={"location": f"{SCHEMA} schema"})
         data: dict[str, Any] = {}
