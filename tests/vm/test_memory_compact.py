@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from openprose.vm.memory import AgentMemories, split_memory
+from openprose.vm.memory import AgentMemories, render_memory, split_memory
 from openprose.vm.memory_compact import estimate_tokens, fold, specifics
 from openprose.vm.memory_store import Segment, render_segment
 
@@ -182,3 +182,16 @@ def test_every_specific_of_a_folded_segment_survives(summaries: list[list[str]])
                 assert token in history
     # The history is list lines only: nothing in it can pass for a heading of memory.md.
     assert all(line.startswith(("- ", "  - ")) for line in history.splitlines())
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=200),
+    st.lists(SENTENCE, max_size=4),
+)
+def test_memory_md_round_trips_its_understanding_and_history(
+    answer: str, sentences: list[str]
+) -> None:
+    assume("## compacted history" not in answer.lower() and "\r" not in answer)
+    history = fold([Segment(1, "t", "p", " ".join(sentences))], "") if sentences else ""
+    assert split_memory(render_memory("a", answer, history)) == (answer.rstrip("\n"), history)
