@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from openprose.vm.memory import AgentMemories, render_memory, split_memory
 from openprose.vm.memory_store import Segment
 
@@ -232,3 +234,66 @@ def test_split_memory_reads_both_places_of_the_history() -> None:
     # An answer that only mentions the heading keeps it.
     answer = "Plan:\n\n## Compacted history\n\nnot a list"
     assert split_memory(render_memory("a", answer)) == (answer, "")
+
+
+# ---------------------------------------------------------------------- a resumed run
+
+RESUMABLE = """\
+agent advisor:
+  model: opus
+  persist: project
+  prompt: "Advise"
+
+session: advisor
+  prompt: "First"
+resume: advisor
+  prompt: "Second"
+resume: advisor
+  prompt: "Third"
+"""
+
+
+def run_to_the_end(tmp_path: Path, state: str, stop_after: int | None) -> dict[str, Any]:
+    import asyncio
+
+    from vm_support import FakeClock
+
+    from openprose.vm.backends.offline import OfflineBackend
+    from openprose.vm.interpreter import Options
+    from openprose.vm.runner import run_file
+    from openprose.vm.state import open_catalog
+
+    runs = tmp_path / ".prose" / "runs"
+    runs.mkdir(parents=True)
+    path = tmp_path / "main.prose"
+    path.write_text(RESUMABLE, encoding="utf-8")
+    options = Options(jitter=False, max_sessions=stop_after) if stop_after else None
+    result = asyncio.run(
+        run_file(
+            path, backend=OfflineBackend(), runs_root=runs, options=options,
+            clock=FakeClock(), state=state,
+        )
+    )  # fmt: skip
+    if stop_after:
+        assert result.status == "error"
+        store = open_catalog(state, runs).open(result.run_id)
+        result = asyncio.run(
+            run_file(path, backend=OfflineBackend(), resume=store, clock=FakeClock(), state=state)
+        )
+    assert result.status == "success"
+    report = AgentMemories(None, tmp_path, state=state).describe(
+        "advisor", "project", include_data=True
+    )
+    for segment in report["data"]["segments"]:
+        segment.pop("run")  # the two runs' ids differ
+    return dict(report["data"])
+
+
+@pytest.mark.parametrize("state", ["filesystem", "sqlite"])
+def test_a_resumed_run_leaves_the_memory_of_an_uninterrupted_one(
+    tmp_path: Path, state: str
+) -> None:
+    whole = run_to_the_end(tmp_path / "whole", state, None)
+    resumed = run_to_the_end(tmp_path / "resumed", state, 2)
+    assert [s["prompt"] for s in resumed["segments"]] == ["First", "Second", "Third"]
+    assert resumed == whole
