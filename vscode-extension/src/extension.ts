@@ -23,6 +23,7 @@ import {
 import { bundledLibs, serverLaunch } from "./launch";
 import { RUN_COMMAND_OPTION, RUN_PROGRAM_COMMAND, RUN_WITH_INPUTS_COMMAND, declaredInputs, runLaunch } from "./run";
 import { RESTART_SETTINGS, type ServerSettings, serverArgs, toServerSettings } from "./settings";
+import { resumeLaunch } from "./state";
 import { registerStateCommands } from "./stateView";
 import { type ServerState, statusView } from "./status";
 
@@ -46,7 +47,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand("prose.showOutput", () => output.show(true)),
     vscode.commands.registerCommand(RUN_PROGRAM_COMMAND, (target?: unknown) => runProgram(server, target, false)),
     vscode.commands.registerCommand(RUN_WITH_INPUTS_COMMAND, (target?: unknown) => runProgram(server, target, true)),
-    ...registerStateCommands(),
+    ...registerStateCommands((program, runId) => resumeRun(server, program, runId)),
     vscode.workspace.onDidChangeConfiguration((event) => {
       const changed = RESTART_SETTINGS.filter((setting) => event.affectsConfiguration(setting));
       if (changed.length) {
@@ -112,6 +113,32 @@ async function runProgram(server: ServerController, target: unknown, askInputs: 
     env: process.env,
     platform: process.platform,
   });
+  const terminal = vscode.window.createTerminal({
+    name: launch.name,
+    shellPath: launch.command,
+    shellArgs: launch.args,
+    cwd: launch.cwd,
+    env: launch.env,
+    strictEnv: true,
+  });
+  terminal.show();
+}
+
+/** Resume a run of a program: `prose runs resume RUN_ID --program FILE` in a terminal. */
+async function resumeRun(server: ServerController, program: vscode.Uri, runId: string): Promise<void> {
+  if (!vscode.workspace.isTrusted) {
+    void vscode.window.showWarningMessage("OpenProse: programs do not run in an untrusted workspace.");
+    return;
+  }
+  const python = await server.interpreter();
+  if (!python) {
+    void vscode.window.showErrorMessage("OpenProse: no Python 3.11 or later to run the program with.");
+    return;
+  }
+  const launch = resumeLaunch(
+    { python, extensionPath: server.extensionPath, file: program.fsPath, env: process.env, platform: process.platform },
+    runId,
+  );
   const terminal = vscode.window.createTerminal({
     name: launch.name,
     shellPath: launch.command,

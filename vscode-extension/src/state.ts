@@ -1,6 +1,7 @@
 // Runs and state of the current program: what the server's commands answer (prose.runs.list,
 // prose.state.describe|reset|compact; openprose/lsp/state_commands.py) turned into quick pick
 // items and messages. No `vscode` import: unit-tested under Node (the UI is in stateView.ts).
+import { type RunInputs, type RunLaunch, runLaunch } from "./run";
 
 /** The extension's commands (the server's own ids are taken by the languageclient). */
 export const SHOW_RUNS_COMMAND = "prose.showRuns";
@@ -170,4 +171,18 @@ export function compactOptions(agent: string, strategy: "recent" | "tokens", lim
     options[strategy === "recent" ? "maxMessages" : "maxTokens"] = Number(text);
   }
   return options;
+}
+
+/**
+ * `prose runs resume RUN_ID --program FILE` in a terminal in the program's folder (where its
+ * runs are), as Run Program starts `prose run FILE`: the same Python, libs and wait for Enter.
+ */
+export function resumeLaunch(inputs: Omit<RunInputs, "inputs">, runId: string): RunLaunch {
+  const run = runLaunch({ ...inputs, inputs: [] });
+  const [isolated, code, keepOpen] = run.args;
+  return {
+    ...run,
+    args: [isolated, code, keepOpen, "runs", "resume", runId, "--program", inputs.file],
+    name: `Resume ${runId}`,
+  };
 }

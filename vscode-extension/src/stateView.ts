@@ -22,9 +22,12 @@ import {
   runItems,
 } from "./state";
 
-export function registerStateCommands(): vscode.Disposable[] {
+/** Resumes a run in a terminal (extension.ts: it knows the server's Python). */
+export type Resume = (program: vscode.Uri, runId: string) => Promise<void>;
+
+export function registerStateCommands(resume: Resume): vscode.Disposable[] {
   return [
-    vscode.commands.registerCommand(SHOW_RUNS_COMMAND, () => showRuns()),
+    vscode.commands.registerCommand(SHOW_RUNS_COMMAND, () => showRuns(resume)),
     vscode.commands.registerCommand(DESCRIBE_STATE_COMMAND, () => describeRun()),
     vscode.commands.registerCommand(RESET_STATE_COMMAND, () => resetRun()),
     vscode.commands.registerCommand(COMPACT_MEMORY_COMMAND, () => compactMemory()),
@@ -75,14 +78,18 @@ async function showReport(report: StateReport): Promise<void> {
   await vscode.window.showTextDocument(document, { preview: true });
 }
 
-async function showRuns(): Promise<void> {
+async function showRuns(resume: Resume): Promise<void> {
   const uri = currentProgram();
   const run = uri && (await pickRun(uri, "Runs"));
   if (!uri || !run) {
     return;
   }
-  const action = await vscode.window.showQuickPick(["Describe its state", "Reset its state"], { title: run.label });
-  if (action === "Describe its state") {
+  const action = await vscode.window.showQuickPick(["Resume it in a terminal", "Describe its state", "Reset its state"], {
+    title: run.label,
+  });
+  if (action === "Resume it in a terminal") {
+    await resume(uri, run.runId);
+  } else if (action === "Describe its state") {
     await describe(uri, run.runId);
   } else if (action === "Reset its state") {
     await reset(uri, run.runId);

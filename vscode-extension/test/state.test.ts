@@ -10,6 +10,7 @@ import {
   projectAgents,
   reportSummary,
   reportText,
+  resumeLaunch,
   runItems,
 } from "../src/state";
 
@@ -106,5 +107,19 @@ describe("compactOptions", () => {
     assert.deepEqual(compactOptions("advisor", "tokens", ""), { agent: "advisor", strategy: "tokens" });
     assert.equal(compactOptions("advisor", "recent", "two"), null);
     assert.equal(compactOptions("advisor", "recent", "-1"), null);
+  });
+});
+
+describe("resumeLaunch", () => {
+  it("resumes the run with prose runs resume in the program's folder", () => {
+    const launch = resumeLaunch(
+      { python: "/usr/bin/python3", extensionPath: "/ext", file: "/home/ada/work/review.prose", env: {}, platform: "linux" },
+      RUN.run_id,
+    );
+    assert.equal(launch.command, "/usr/bin/python3");
+    assert.equal(launch.cwd, "/home/ada/work");
+    assert.equal(launch.name, `Resume ${RUN.run_id}`);
+    assert.deepEqual(launch.args.slice(0, 2), ["-P", "-c"]);
+    assert.deepEqual(launch.args.slice(3), ["runs", "resume", RUN.run_id, "--program", "/home/ada/work/review.prose"]);
   });
 });
