@@ -65,6 +65,7 @@ class StateReport:
             else "the project"
         )
         lines = [f"{self.operation} {target}"]
+        width = max([22, *(len(store.name) + 1 for store in self.stores)])
         for store in self.stores:
             if not store.enabled:
                 state = "not enabled"
@@ -74,7 +75,7 @@ class StateReport:
                 state = ", ".join(f"{n} {k}" for k, n in store.counts.items()) or "present"
             where = store.metadata.get("path") or store.metadata.get("location")
             suffix = f"  ({where})" if where else ""
-            lines.append(f"  {store.name:<22} {state}{suffix}")
+            lines.append(f"  {store.name:<{width}} {state}{suffix}")
             if isinstance(store.data, str):
                 lines.extend("    " + line for line in store.data.splitlines())
             elif store.data:
