@@ -454,3 +454,18 @@ def test_every_operation_on_a_postgres_run_touches_only_its_rows(
 def test_in_context_state_has_nothing_to_manage(tmp_path: Path) -> None:
     with pytest.raises(StateError, match="in-context state keeps nothing"):
         control.describe(target(tmp_path, run_id="20260101-000000-abcdef", states=("in-context",)))
+
+
+def test_an_unreadable_state_db_is_an_error_of_each_store_it_holds(tmp_path: Path) -> None:
+    run_id = make_run(tmp_path, state="sqlite")
+    database = tmp_path / ".prose" / "runs" / run_id / "state.db"
+    for suffix in ("-wal", "-shm"):
+        Path(str(database) + suffix).unlink(missing_ok=True)
+    database.write_bytes(b"not a database either" * 100)
+    report = control.describe(target(tmp_path, run_id=run_id))
+    failing = {error.store for error in report.errors}
+    assert {"bindings", "narration", "journal", "imports"} <= failing
+    assert all("not a database" in error.message for error in report.errors)
+    reset = control.reset(target(tmp_path, run_id=run_id))
+    assert reset.cleared == [] and reset.errors[-1].message == "refused: nothing was cleared"
+    assert (tmp_path / ".prose" / "runs" / run_id / "imports").is_dir()
