@@ -321,6 +321,8 @@ def test_commit_binding_is_idempotent(catalog: Any, postgres_db_url: str) -> Non
     assert store.commit_binding("3", "r", "let", "let r = ...", "R7", 7) is False
     assert store.binding_text("a") == "A" and store.binding_text("r", 7) == "R7"
     store.close()
+    assert store.binding_text("a") == "A"  # read back after the run, as its tests do
+    assert password_of(postgres_db_url) not in repr(vars(store.record_rows))
     resumed = catalog.open(store.run_id)
     assert resumed.replaying
     assert resumed.commit_binding("1", "a", "let", "let a = ...", "A", None) is False

@@ -157,10 +157,12 @@ class RunRecord:
         alias: str = "",
         lock: threading.Lock | None = None,
         location: str = "",
+        reconnect: Callable[[], psycopg.Connection[Any]] | None = None,
     ) -> None:
         self.connection = connection
         self.run_id = run_id
         self.alias = alias
+        self.reconnect = reconnect  # a connection for reading back after the store closed
         self.location = location  # the server, without the password (for messages)
         self.lock = lock or threading.Lock()
         self.frames: dict[int, int] = {}  # execution_id -> its FramePush row
@@ -200,14 +202,18 @@ class RunRecord:
             )
 
     def binding(self, name: str, execution_id: int | None = None) -> str | None:
-        """A committed binding's value as its row holds it."""
-        with self.lock, self.connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT value FROM openprose.bindings WHERE name = %s AND run_id = %s "
-                "AND COALESCE(execution_id, -1) = %s",
-                (self.name(name), self.run_id, -1 if execution_id is None else execution_id),
-            )
-            row = cursor.fetchone()
+        """A committed binding's value as its row holds it (also once the store closed)."""
+        query = (
+            "SELECT value FROM openprose.bindings WHERE name = %s AND run_id = %s "
+            "AND COALESCE(execution_id, -1) = %s"
+        )
+        params = (self.name(name), self.run_id, -1 if execution_id is None else execution_id)
+        if self.connection.closed and self.reconnect is not None:
+            with self.reconnect() as connection:
+                row = connection.execute(query, params).fetchone()
+        else:
+            with self.lock, self.connection.cursor() as cursor:
+                row = cursor.execute(query, params).fetchone()
         return None if row is None else row[0]
 
     def append(
@@ -474,7 +480,9 @@ class PostgresStore:
         if alias is None:
             alias = self._new_import(self.record_rows.name(name), key, text, program_name)
             self._journal.record_commit(key, IMPORT_NAME, None, alias)
-        record = RunRecord(rows.connection, self.run_id, alias, rows.lock, rows.location)
+        record = RunRecord(
+            rows.connection, self.run_id, alias, rows.lock, rows.location, rows.reconnect
+        )
         if known is not None and alias == known:
             record.resumed(time.time())
         return PostgresStore(record, self._journal, self._replay, called=True, text=text)
@@ -548,6 +556,11 @@ class PostgresCatalog:
                 raise self._error("cannot create the openprose schema", error) from None
             self._schema_ready = True
         return connection
+
+    def _plain(self) -> psycopg.Connection[Any]:
+        """A connection without the schema check (a bound method: its repr is the
+        catalogue's, which hides the password, where a closure over the URL would not)."""
+        return connect(self._url)
 
     def _error(self, what: str, error: BaseException) -> StateError:
         return StateError(f"{what} in {self.location}: {scrub(_one_line(error), self._url)}")
@@ -630,7 +643,7 @@ class PostgresCatalog:
                 journal.close()
                 raise self._error(f"cannot create run {rid}", error) from None
             if created:
-                record = RunRecord(rows, rid, location=self.location)
+                record = RunRecord(rows, rid, location=self.location, reconnect=self._plain)
                 return PostgresStore(record, journal, Replay(False))
             rows.close()
             journal.close()
@@ -646,7 +659,7 @@ class PostgresCatalog:
         try:
             journal.load()
             journal.claim()
-            record = RunRecord(rows, run_id, location=self.location)
+            record = RunRecord(rows, run_id, location=self.location, reconnect=self._plain)
             record.set_status("running")
             record.resumed(time.time())
         except _driver().Error as error:
