@@ -444,6 +444,10 @@ def test_every_operation_on_a_postgres_run_touches_only_its_rows(
     assert control.describe(target(tmp_path, run_id=run_id, **chosen)).missing == list(
         control.RUN_STORES
     )
+    info = open_catalog("postgres", tmp_path / ".prose" / "runs", project_root=tmp_path).info(
+        run_id
+    )
+    assert (info.status, info.steps) == ("interrupted", 0)
     assert control.describe(target(tmp_path, run_id=other, **chosen)).to_json() == before
     with pytest.raises(StateError, match="did you mean"):
         control.describe(target(tmp_path, run_id=run_id[:-1] + "?", **chosen))

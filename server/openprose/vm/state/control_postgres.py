@@ -110,7 +110,8 @@ class RunRows:
                 cursor.execute(
                     f"UPDATE {SCHEMA}.journal_runs SET steps = 0, sessions = 0, "
                     "input_tokens = 0, output_tokens = 0, cost = 0, error = '', "
-                    "failed_statement = '', ended_at = NULL WHERE run_id = %s",
+                    "failed_statement = '', ended_at = NULL, status = 'interrupted' "
+                    "WHERE run_id = %s",
                     (self.run_id,),
                 )
 
