@@ -89,7 +89,7 @@ def test_show_prints_the_summary_and_the_bindings(prose: Any, tmp_path: Path) ->
 def test_an_unknown_run_is_a_usage_error_naming_a_near_one(prose: Any, tmp_path: Path) -> None:
     run_id = make_run(prose, tmp_path)
     for action in ("show", "rm", "resume"):
-        done = prose("runs", action, run_id[:-1] + "z")
+        done = prose("runs", action, run_id[:-1] + "_")
         assert done.returncode == 2, (action, done.stderr)
         assert f"did you mean '{run_id}'?" in done.stderr
     done = prose("runs", "show", "nothing-like-it")

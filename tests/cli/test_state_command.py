@@ -86,7 +86,7 @@ def test_describe_an_agent_and_the_project(prose: Any, tmp_path: Path) -> None:
 
 def test_usage_errors(prose: Any, tmp_path: Path) -> None:
     run_id = make_run(prose, tmp_path)
-    near = state(prose, tmp_path, "describe", run_id[:-1] + "q")
+    near = state(prose, tmp_path, "describe", run_id[:-1] + "_")
     assert near.returncode == 2 and f"did you mean '{run_id}'?" in near.stderr
     both = state(prose, tmp_path, "describe", run_id, "--agent", "advisor")
     assert both.returncode == 2 and "not both" in both.stderr

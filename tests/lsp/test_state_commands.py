@@ -131,7 +131,7 @@ async def test_reset_and_compact(session: Session) -> None:
 
 async def test_refusals_are_messages(session: Session) -> None:
     _, uri, (run_id,) = await project(session)
-    near = await refused(session, "prose.state.describe", uri, {"runId": run_id[:-1] + "q"})
+    near = await refused(session, "prose.state.describe", uri, {"runId": run_id[:-1] + "_"})
     assert f"did you mean '{run_id}'?" in near
     assert "needs a program's URI" in await refused(session, "prose.state.describe")
     assert "needs a program's URI" in await refused(session, "prose.runs.list", uri, [1])
