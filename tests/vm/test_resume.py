@@ -10,8 +10,8 @@ from vm_support import Recording
 
 from openprose.vm.backends.offline import OfflineBackend
 from openprose.vm.interpreter import Options
-from openprose.vm.state.filesystem import FilesystemCatalog
 from openprose.vm.runner import run_file
+from openprose.vm.state.filesystem import FilesystemCatalog
 
 PROGRAM = """\
 input topic: "t"
@@ -75,3 +75,14 @@ def test_a_stopped_run_resumes_without_asking_again(tmp_path: Path) -> None:
     after = {p.name: p.stat().st_mtime_ns for p in stopped.run_dir.glob("bindings/*")}
     assert {n: after[n] for n in bindings_before} == bindings_before
     assert FilesystemCatalog(runs).info(stopped.run_id).status == "completed"
+
+
+def test_the_run_summary_names_the_failing_statement(tmp_path: Path) -> None:
+    path = tmp_path / "main.prose"
+    path.write_text('session "Fine"\nthrow "boom"\n', encoding="utf-8")
+    runs = tmp_path / ".prose" / "runs"
+    failed = asyncio.run(run_file(path, backend=OfflineBackend(), runs_root=runs))
+    assert failed.status == "error"
+    info = FilesystemCatalog(runs).info(failed.run_id)
+    assert (info.status, info.failed_statement, info.error) == ("failed", 'throw "boom"', "boom")
+    assert (info.steps, info.sessions) == (1, 1)

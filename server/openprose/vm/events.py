@@ -69,6 +69,7 @@ class ProgramEnd(Event):
     marker: ClassVar[str] = "[Program]"
     status: str = "success"  # success | error | cancelled
     error: str = ""
+    statement: str = ""  # the statement that failed, when one did
 
     def lines(self) -> list[str]:
         if self.status == "success":

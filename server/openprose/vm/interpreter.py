@@ -316,7 +316,7 @@ class Interpreter:
             if self.store is not None:
                 self.store.close()  # an internal error: still release the logs
             raise
-        self.emit(ctx, ev.ProgramEnd, status=status, error=error)
+        self.emit(ctx, ev.ProgramEnd, status=status, error=error, statement=statement)
         return RunResult(
             status=status,
             outputs=dict(self.outputs),

@@ -129,7 +129,11 @@ async def run_file(
         remote=remote,
         fetched=fetched is not None,
     )
-    return await interpreter.run(inputs)
+    try:
+        return await interpreter.run(inputs)
+    finally:
+        if store is not None:
+            store.close()  # its connections and log descriptors, now rather than at exit
 
 
 run_program = run_file

@@ -4,8 +4,8 @@ loopback fake server."""
 from __future__ import annotations
 
 import json
-import sqlite3
 import os
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator

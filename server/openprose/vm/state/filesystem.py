@@ -113,7 +113,12 @@ class FilesystemStore:
 
 def end_fields(event: ev.ProgramEnd) -> dict[str, object]:
     status = {"success": "completed", "error": "failed"}.get(event.status, event.status)
-    return {"status": status, "ended_at": event.ts, "error": event.error}
+    return {
+        "status": status,
+        "ended_at": event.ts,
+        "error": event.error,
+        "failed_statement": event.statement,
+    }
 
 
 def _now() -> str:
