@@ -301,6 +301,26 @@ def test_the_specs_limited_privilege_user_can_run(postgres_db_url: str) -> None:
             db.execute(f"DROP USER {role}")
 
 
+def test_a_new_catalogue_does_not_lock_tables_another_run_is_writing(
+    catalog: Any, postgres_db_url: str
+) -> None:
+    from openprose.vm.state.postgres import PostgresCatalog
+
+    catalog.create(PROGRAM, "main.prose", {}).close()  # the schema exists
+    writer = connect(postgres_db_url)
+    try:
+        # An agent's memory being written: its transaction holds the table until commit.
+        with writer.transaction():
+            writer.execute(
+                "INSERT INTO openprose.agents (name, run_id, scope) VALUES ('a', NULL, 'project')"
+            )
+            # A second process starting a run meanwhile: a lock it waited for would time out.
+            url = postgres_db_url + "?options=-c%20lock_timeout%3D1000"
+            PostgresCatalog(url).create(PROGRAM, "main.prose", {}).close()
+    finally:
+        writer.close()
+
+
 # ---------------------------------------------------------------------- the store
 
 

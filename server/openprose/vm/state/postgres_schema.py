@@ -10,6 +10,7 @@ project-scoped agents) could repeat.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from openprose.vm.state.journal import schema
@@ -115,13 +116,40 @@ CORE_SCHEMA = (
 )
 
 
+_NAME = re.compile(r"IF NOT EXISTS\s+(?:openprose\.)?(\w+)")
+
+
+def relations() -> list[str]:
+    """The names of every table and index the schema creates (in ``openprose``)."""
+    statements = (*CORE_SCHEMA, *schema(f"{SCHEMA}.", "DOUBLE PRECISION"))
+    return [m.group(1) for m in map(_NAME.search, statements) if m is not None]
+
+
 def create_schema(connection: psycopg.Connection[Any]) -> None:
-    with connection.transaction(), connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_xact_lock(%s, 0)", (SCHEMA_LOCK,))
-        # CREATE SCHEMA IF NOT EXISTS still needs CREATE on the database, which the
-        # spec's limited-privilege user (given the schema by an admin) does not have.
-        cursor.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (SCHEMA,))
-        if cursor.fetchone() is None:
-            cursor.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
-        for statement in (*CORE_SCHEMA, *schema(f"{SCHEMA}.", "DOUBLE PRECISION")):
-            cursor.execute(statement)
+    """Create what is missing.  When everything exists (every run but a database's
+    first) nothing is locked: ``CREATE INDEX IF NOT EXISTS`` takes a table's SHARE lock
+    even when the index is there, and a transaction holding several such locks
+    deadlocks with a writer of two tables (an agent's memory and its segments)."""
+    wanted = relations()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = %s AND c.relname = ANY(%s)",
+            (SCHEMA, wanted),
+        )
+        found = cursor.fetchone()
+        if found is not None and found[0] == len(wanted):
+            return
+        # A session lock, and each statement its own transaction (the connection is in
+        # autocommit): two first runs do not race, and no table lock outlives its statement.
+        cursor.execute("SELECT pg_advisory_lock(%s, 0)", (SCHEMA_LOCK,))
+        try:
+            # CREATE SCHEMA IF NOT EXISTS still needs CREATE on the database, which the
+            # spec's limited-privilege user (given the schema by an admin) does not have.
+            cursor.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (SCHEMA,))
+            if cursor.fetchone() is None:
+                cursor.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
+            for statement in (*CORE_SCHEMA, *schema(f"{SCHEMA}.", "DOUBLE PRECISION")):
+                cursor.execute(statement)
+        finally:
+            cursor.execute("SELECT pg_advisory_unlock(%s, 0)", (SCHEMA_LOCK,))
