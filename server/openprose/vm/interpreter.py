@@ -1470,12 +1470,9 @@ def _memories(store: RunStore | None, project_root: Path | None) -> AgentMemorie
     recording which step wrote each segment so that a resumed run writes none twice."""
     if store is None:
         return AgentMemories(None, project_root)
-    connect = getattr(store, "memory_connection", None)
-    state = store.state
-    if state == "postgres" and connect is None:
-        state = "filesystem"
+    connect = getattr(store, "memory_connection", None)  # postgres: a connection factory
     return AgentMemories(
-        store.path, project_root, state=state, run_id=store.run_id, connect=connect
+        store.path, project_root, state=store.state, run_id=store.run_id, connect=connect
     )
 
 

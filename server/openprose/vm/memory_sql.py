@@ -264,6 +264,24 @@ class SqliteMemoryStore:
             found = row.fetchone()
             return None if found is None else found[0]
 
+    @staticmethod
+    def _create_schema(connection: Any, cursor: Any) -> None:
+        """The tables and indexes, when one is missing.  Checked first and created one
+        statement a transaction: ``CREATE INDEX IF NOT EXISTS`` locks its table even when
+        the index exists, and holding those locks together with another run's writes to
+        both tables deadlocked."""
+        cursor.execute(
+            "SELECT " + " AND ".join(f"to_regclass('{n}') IS NOT NULL" for n in _SCHEMA_OBJECTS)
+        )
+        row = cursor.fetchone()
+        connection.commit()
+        if row is not None and row[0]:
+            return
+        for statement in POSTGRES_SCHEMA:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_id("schema"),))
+            cursor.execute(statement)
+            connection.commit()
+
     @contextlib.contextmanager
     def transaction(self, agent: str, scope: str, *, create: bool) -> Iterator[MemoryTxn | None]:
         with self._connection(scope, create) as connection:
@@ -354,6 +372,17 @@ POSTGRES_SCHEMA = (
 )
 
 
+_SCHEMA_OBJECTS = (
+    "openprose.agents",
+    "openprose.agents_scope",
+    "openprose.agent_segments",
+    "openprose.agent_segments_number",
+    "openprose.x_agent_steps",
+    "openprose.x_agent_steps_number",
+    "openprose.x_agent_steps_step",
+)
+
+
 def postgres_name(agent: str, scope: str, place: str | None) -> str:
     """An agent's ``name`` in PostgreSQL.  Project and user agents both have run_id NULL;
     postgres.md suggests telling them apart by a ``__user__`` prefix, and a ``persist:``
@@ -411,10 +440,7 @@ class PostgresMemoryStore:
                 connection.autocommit = False  # the advisory lock lasts a transaction
             cursor = connection.cursor()
             if not self._ready:
-                cursor.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_id("schema"),))
-                for statement in POSTGRES_SCHEMA:
-                    cursor.execute(statement)
-                connection.commit()
+                self._create_schema(connection, cursor)
                 self._ready = True
             if lock is not None:
                 cursor.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_id(lock),))
@@ -427,6 +453,24 @@ class PostgresMemoryStore:
                 connection.commit()
         finally:
             connection.close()
+
+    @staticmethod
+    def _create_schema(connection: Any, cursor: Any) -> None:
+        """The tables and indexes, when one is missing.  Checked first and created one
+        statement a transaction: ``CREATE INDEX IF NOT EXISTS`` locks its table even when
+        the index exists, and holding those locks together with another run's writes to
+        both tables deadlocked."""
+        cursor.execute(
+            "SELECT " + " AND ".join(f"to_regclass('{n}') IS NOT NULL" for n in _SCHEMA_OBJECTS)
+        )
+        row = cursor.fetchone()
+        connection.commit()
+        if row is not None and row[0]:
+            return
+        for statement in POSTGRES_SCHEMA:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_id("schema"),))
+            cursor.execute(statement)
+            connection.commit()
 
     @contextlib.contextmanager
     def transaction(self, agent: str, scope: str, *, create: bool) -> Iterator[MemoryTxn | None]:

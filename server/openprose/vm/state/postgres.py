@@ -399,6 +399,13 @@ class PostgresStore:
     def went_live(self) -> None:
         self._replay.active = False
 
+    def memory_connection(self) -> psycopg.Connection[Any]:
+        """A new connection for agent memory (``vm.memory``), which closes it; a connection
+        of its own because memory takes its locks in transactions of its own."""
+        if self.record_rows.reconnect is None:
+            raise StateError("postgres: this run's store cannot open a connection for memory")
+        return self.record_rows.reconnect()
+
     @_guarded
     def commit_binding(
         self,
