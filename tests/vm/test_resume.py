@@ -86,3 +86,20 @@ def test_the_run_summary_names_the_failing_statement(tmp_path: Path) -> None:
     info = FilesystemCatalog(runs).info(failed.run_id)
     assert (info.status, info.failed_statement, info.error) == ("failed", 'throw "boom"', "boom")
     assert (info.steps, info.sessions) == (1, 1)
+
+
+def test_a_committed_binding_whose_file_was_lost_is_written_again(tmp_path: Path) -> None:
+    path = tmp_path / "main.prose"
+    path.write_text(PROGRAM, encoding="utf-8")
+    runs = tmp_path / ".prose" / "runs"
+    stopped = asyncio.run(
+        run_file(path, {"topic": "bees"}, runs_root=runs, options=Options(max_sessions=3))
+    )
+    assert stopped.run_dir is not None
+    lost = stopped.run_dir / "bindings" / "a.md"
+    kept = lost.read_text(encoding="utf-8")
+    lost.unlink()  # as if a power cut undid the rename
+    store = FilesystemCatalog(runs).open(stopped.run_id)
+    resumed = asyncio.run(run_file(path, resume=store))
+    assert resumed.status == "success"
+    assert lost.read_text(encoding="utf-8") == kept

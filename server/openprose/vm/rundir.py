@@ -36,8 +36,10 @@ def write_atomic(path: Path, text: str, durable: bool = False) -> None:
     part of one.  The temporary name is fixed per target: the VM writes from one thread,
     and a fixed name saves ``mkstemp``'s random names (a third of a binding's cost).
 
-    ``durable``: the file's data is on disk before it replaces the old one, and the
-    directory entry after (what a committed binding needs to survive a power loss)."""
+    ``durable``: the file's data is on disk before it replaces the old one.  The rename
+    itself is not synced: the run's next synced journal step commits the filesystem's
+    journal with it (ext4, xfs), and a resumed run rewrites a committed binding whose file
+    is missing (``FilesystemStore.commit_binding``)."""
     temporary = path.with_name(f".{path.name}.tmp")
     data = text.encode("utf-8")
     try:
@@ -49,20 +51,10 @@ def write_atomic(path: Path, text: str, durable: bool = False) -> None:
         finally:
             os.close(fd)
         os.replace(temporary, path)
-        if durable:
-            _sync_directory(path.parent)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
-
-
-def _sync_directory(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class _Log:

@@ -63,6 +63,11 @@ class FilesystemStore:
     ) -> bool:
         hashed = value_hash(value)
         if self._journal.committed(key, name, execution_id) == hashed:
+            if self.directory.binding_path(name, execution_id).exists():
+                return False
+            # Committed, but its file did not survive (a power cut before the rename
+            # reached the disk): write it again, quietly.
+            self.directory.write_binding(name, kind, source, value, execution_id, durable=True)
             return False
         self.went_live()
         self.directory.write_binding(name, kind, source, value, execution_id, durable=True)

@@ -92,13 +92,17 @@ def _one_line(error: BaseException) -> str:
     return text.removeprefix("connection failed: ") or type(error).__name__
 
 
-def transaction(connection: psycopg.Connection[Any]) -> Transaction:
+def transaction(connection: psycopg.Connection[Any], relaxed: bool = False) -> Transaction:
     """The journal's transaction: BEGIN ... COMMIT on an autocommit connection (a
-    savepoint inside an enclosing one)."""
+    savepoint inside an enclosing one).  ``relaxed`` ones commit without waiting for the
+    server's disk (``synchronous_commit = off``): the journal's commit entries, whose loss
+    costs a rewrite on resume, never a model call (see journal.py)."""
 
     @contextlib.contextmanager
     def open_transaction() -> Iterator[psycopg.Cursor[Any]]:
         with connection.transaction(), connection.cursor() as cursor:
+            if relaxed:
+                cursor.execute("SET LOCAL synchronous_commit TO off")
             yield cursor
 
     return open_transaction
@@ -115,6 +119,7 @@ def _journal(connection: psycopg.Connection[Any], run_id: str) -> Journal:
         connection,
         run_id,
         transaction=transaction(connection),
+        relaxed_transaction=transaction(connection, relaxed=True),
         prefix=PREFIX,
         placeholder="%s",
         real="DOUBLE PRECISION",

@@ -435,7 +435,13 @@ def _journal(database: SqliteRunDatabase, run_id: str) -> Journal:
     """The journal in ``state.db``, on its own connection (claude-code sessions record
     their steps from worker threads while the interpreter writes bindings)."""
     connection = connect_sqlite(database.path)
-    return Journal(connection, run_id, transaction=sqlite_transaction(connection), prefix=PREFIX)
+    return Journal(
+        connection,
+        run_id,
+        transaction=sqlite_transaction(connection),
+        prefix=PREFIX,
+        relaxed_transaction=sqlite_transaction(connection, relaxed=True),
+    )
 
 
 class SqliteCatalog:
