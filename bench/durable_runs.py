@@ -9,7 +9,9 @@
    journal) is timed until the backend is called for session 1,001.  Goal: < 1 s.
 3. Bindings committed per second, calling the store directly.
 
-PostgreSQL is measured when ``--postgres-url`` is given (or OPENPROSE_POSTGRES_URL is set).
+PostgreSQL is measured when ``--postgres-url`` is given (or OPENPROSE_POSTGRES_URL is set),
+or with ``--postgres-cluster``: a throwaway cluster with PostgreSQL's default durability
+settings, started as the tests start theirs (needs Debian's postgresql).
 Prints figures; asserts nothing.  The machine is shared: the median of several runs.
 """
 
@@ -113,6 +115,24 @@ def journal_cost(states: list[str], n: int, repeats: int, tmp: str | None) -> No
               f"{cost:7.3f} ms/step of it durability")  # fmt: skip
 
 
+def journal_alone(n: int, tmp: str | None) -> None:
+    """The journal's own part of a step: the answer (synced) and the commit entry."""
+    from openprose.vm.state.base import StepRecord
+    from openprose.vm.state.journal import Journal
+
+    with tempfile.TemporaryDirectory(dir=tmp) as directory:
+        journal = Journal.sqlite(Path(directory) / "journal.db", "bench")
+        journal.start_run("filesystem", "bench.prose", "", "", {}, "bench")
+        start = time.perf_counter()
+        for i in range(n):
+            journal.record_step(StepRecord("session", f"{i}#attempt1", "h", {"text": "ok"}))
+            journal.record_commit(str(i), f"r{i}", None, "h")
+        elapsed = time.perf_counter() - start
+        journal.close()
+    print(f"   {'journal only':12} {elapsed / n * 1000:7.3f} ms/step (journal.db: the answer "
+          "synced, then the commit entry; no binding file)")  # fmt: skip
+
+
 def resume_time(states: list[str], steps: int, repeats: int, tmp: str | None) -> None:
     print(f"2. resume of a run with {steps} journaled steps to its first new backend call "
           f"(median of {repeats}; goal < 1 s)")  # fmt: skip
@@ -165,12 +185,25 @@ def main() -> None:
     parser.add_argument("--bindings", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--postgres-url", default=os.environ.get("OPENPROSE_POSTGRES_URL"))
+    parser.add_argument("--postgres-cluster", action="store_true")
     parser.add_argument("--tmp", help="where run directories go (default: the system's)")
     args = parser.parse_args()
-    states = available(args.postgres_url)
-    journal_cost(states, args.steps, args.repeats, args.tmp)
-    resume_time(states, args.resume_steps, args.repeats, args.tmp)
-    bindings_per_second(states, args.bindings, args.tmp)
+    cluster = None
+    if args.postgres_cluster:
+        sys.path.insert(0, str(REPO_ROOT))
+        from tests.postgres_cluster import Cluster
+
+        cluster = Cluster(durable=True).start()
+        args.postgres_url = cluster.url()
+    try:
+        states = available(args.postgres_url)
+        journal_cost(states, args.steps, args.repeats, args.tmp)
+        journal_alone(args.steps, args.tmp)
+        resume_time(states, args.resume_steps, args.repeats, args.tmp)
+        bindings_per_second(states, args.bindings, args.tmp)
+    finally:
+        if cluster is not None:
+            cluster.stop()
 
 
 if __name__ == "__main__":
