@@ -1,0 +1,223 @@
+"""Issue 10, "kill at random points": runs killed with SIGKILL at random instants (real
+child processes), resumed until they complete, and compared with an uninterrupted run on
+the replay backend: outputs, bindings, agent memory and journal identical, no journaled
+step called again.  The harness is ``kill_harness.py``; ``bench/kill_resume.py`` runs it at
+a larger scale.
+
+The bugs it found have a deterministic reproduction each below (the child kills itself with
+SIGKILL at the exact point), marked ``xfail(strict=True)`` until the product is fixed; the
+random campaign counts the runs they explain as "known" and fails on anything else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from openprose.vm.backends.offline import OfflineBackend
+from openprose.vm.runner import run_file
+from openprose.vm.state import StateError, open_catalog
+from tests.vm.kill_harness import KNOWN, REPO, campaign
+
+SEED = int(os.environ.get("KILL_SEED", "20261123"))
+# Killed-and-resumed runs per state backend, spread evenly over the harness's programs.
+RUNS = {"filesystem": 300, "sqlite": 63}
+
+
+def _available(state: str) -> bool:
+    try:
+        open_catalog(state, Path("/nonexistent/.prose/runs"))
+    except (StateError, ImportError):
+        return False
+    return True
+
+
+@pytest.mark.parametrize("state", [s for s in RUNS if _available(s)])
+def test_runs_killed_at_random_points_resume_exactly(state: str, tmp_path: Path) -> None:
+    totals, references = campaign(state, tmp_path, RUNS[state], seed=SEED)
+    summary = f"seed {SEED}: {totals.summary(state)}"
+    print(summary)
+    failures = "\n".join(outcome.describe()[:2000] for outcome in totals.failures[:5])
+    assert not totals.failures, f"{summary}\n{failures}"
+    assert totals.runs == RUNS[state]
+    assert set(totals.per_program) == set(references)
+    assert set(totals.known) <= set(KNOWN)
+    # Some kills must land inside runs, or nothing was tested.
+    assert totals.resumes > 0 and totals.kills > 0, summary
+
+
+# ---------------------------------------------------------------------------- known bugs
+
+HELPER = 'input topic: "What"\nlet found = session "Find {topic}"\noutput facts = found\n'
+CALLER = 'use "./helper" as helper\nlet r = helper(topic: "bees")\noutput out = r.facts\n'
+PLAIN = 'let a = session "One"\noutput out = session "Two"\n'
+
+# Runs the program in a child that sends itself SIGKILL at one point of the product's code:
+# ``TARGET`` is patched to die before (or after) the call whose arguments match.
+_DIE = textwrap.dedent(
+    """
+    import asyncio, importlib, os, signal, sys
+    from pathlib import Path
+    module, cls, method, when, needle = sys.argv[1:6]
+    # "~text": any argument whose repr contains text; else an argument equal to it.
+    owner = getattr(importlib.import_module(module), cls)
+    original = getattr(owner, method)
+
+    def patched(*args, **kwargs):
+        if needle.startswith("~"):
+            hit = any(needle[1:] in repr(a) for a in args[1:])
+        else:
+            hit = needle == "*" or needle in [str(a) for a in args[1:]]
+        if hit and when == "before":
+            os.kill(os.getpid(), signal.SIGKILL)
+        result = original(*args, **kwargs)
+        if hit and when == "after":
+            os.kill(os.getpid(), signal.SIGKILL)
+        return result
+
+    setattr(owner, method, patched)
+    from openprose.vm.runner import run_file
+    program, state = Path(sys.argv[6]), sys.argv[7]
+    asyncio.run(run_file(program, {}, runs_root=program.parent / ".prose" / "runs", state=state))
+    """
+)
+
+
+def _die_at(
+    tmp_path: Path, text: str, state: str, target: str, when: str, needle: str = "*"
+) -> Path:
+    """The project, after a run of ``text`` killed at ``target`` (module:Class.method)."""
+    project = tmp_path / "project"
+    (project / ".prose" / "runs").mkdir(parents=True)
+    (project / "helper.prose").write_text(HELPER, encoding="utf-8")
+    main = project / "main.prose"
+    main.write_text(text, encoding="utf-8")
+    module, _, attribute = target.partition(":")
+    cls, method = attribute.split(".")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    args = [module, cls, method, when, needle, str(main), state]
+    done = subprocess.run(
+        [sys.executable, "-c", _DIE, *args], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == -9, done.stderr  # it died where it was told to
+    return main
+
+
+def _resume(main: Path, state: str, backend: Any = None) -> tuple[str, Any]:
+    catalog = open_catalog(state, main.parent / ".prose" / "runs")
+    (info,) = catalog.runs()
+    store = catalog.open(info.run_id)
+    result = asyncio.run(run_file(main, backend=backend or OfflineBackend(), resume=store))
+    return info.run_id, result
+
+
+class Slow(OfflineBackend):
+    """The offline backend, taking a model's time to answer a session."""
+
+    async def run_session(self, request: Any) -> Any:
+        await asyncio.sleep(0.05)
+        return await super().run_session(request)
+
+
+RACE = """let x = parallel ("any", count: 2):
+  p = session "Candidate p"
+  q = session "Candidate q"
+  r = session "Candidate r"
+output out = x
+"""
+
+
+@pytest.mark.xfail(strict=True, reason=KNOWN["race-outcome"])
+def test_a_race_resumed_after_a_kill_joins_what_the_uninterrupted_run_joins(
+    tmp_path: Path,
+) -> None:
+    # Uninterrupted, the three sessions answer in one turn of the event loop and all three
+    # are joined.  Killed once two are journaled, the resume answers those two at once and
+    # the third takes the model's time: the race is decided again, differently.
+    whole = tmp_path / "whole" / "main.prose"
+    whole.parent.mkdir()
+    whole.write_text(RACE, encoding="utf-8")
+    uninterrupted = asyncio.run(run_file(whole, {}, runs_root=whole.parent / "runs"))
+    assert uninterrupted.status == "success"
+    main = _die_at(
+        tmp_path,
+        RACE,
+        "filesystem",
+        "openprose.vm.state.journal:Journal.record_step",
+        "after",
+        "~'1b#attempt1'",
+    )
+    _run_id, resumed = _resume(main, "filesystem", Slow())
+    assert resumed.status == "success"
+    assert resumed.outputs == uninterrupted.outputs
+
+
+@pytest.mark.xfail(strict=True, reason=KNOWN["import-dir-twice"])
+@pytest.mark.parametrize("state", ["filesystem", "sqlite"])
+def test_a_kill_before_an_import_is_journaled_does_not_make_a_second_directory(
+    state: str, tmp_path: Path
+) -> None:
+    main = _die_at(
+        tmp_path,
+        CALLER,
+        state,
+        "openprose.vm.state.journal:Journal.record_commit",
+        "before",
+        "@import",
+    )
+    run_id, result = _resume(main, state)
+    assert result.status == "success"
+    imports = main.parent / ".prose" / "runs" / run_id / "imports"
+    assert sorted(p.name for p in imports.iterdir()) == ["local--helper-1"]
+
+
+@pytest.mark.xfail(strict=True, reason=KNOWN["sqlite-imports-row"])
+def test_sqlite_a_kill_after_an_import_is_journaled_keeps_its_imports_row(
+    tmp_path: Path,
+) -> None:
+    main = _die_at(
+        tmp_path,
+        CALLER,
+        "sqlite",
+        "openprose.vm.state.journal:Journal.record_commit",
+        "after",
+        "@import",
+    )
+    run_id, result = _resume(main, "sqlite")
+    assert result.status == "success"
+    database = main.parent / ".prose" / "runs" / run_id / "state.db"
+    with sqlite3.connect(database) as connection:
+        rows = connection.execute("SELECT alias FROM imports").fetchall()
+    assert rows == [("local--helper-1",)]
+
+
+@pytest.mark.xfail(strict=True, reason=KNOWN["no-summary-row"])
+def test_a_run_killed_before_its_summary_row_resumes_to_a_completed_summary(
+    tmp_path: Path,
+) -> None:
+    main = _die_at(
+        tmp_path, PLAIN, "filesystem", "openprose.vm.state.journal:Journal.start_run", "before"
+    )
+    run_id, result = _resume(main, "filesystem")
+    assert result.status == "success"
+    info = open_catalog("filesystem", main.parent / ".prose" / "runs").info(run_id)
+    assert info.status == "completed"
+
+
+@pytest.mark.xfail(strict=True, reason=KNOWN["sqlite-no-journal"])
+def test_sqlite_a_run_killed_before_its_journal_tables_resumes(tmp_path: Path) -> None:
+    main = _die_at(
+        tmp_path, PLAIN, "sqlite", "openprose.vm.state.journal:Journal.create_tables", "before"
+    )
+    run_id, result = _resume(main, "sqlite")
+    assert result.status == "success"
+    info = open_catalog("sqlite", main.parent / ".prose" / "runs").info(run_id)
+    assert info.status == "completed"
