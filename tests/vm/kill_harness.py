@@ -327,6 +327,8 @@ def drive(spec: dict[str, Any]) -> None:
     from openprose.vm.backends import replay
 
     log, attempt, delay = Path(spec["calls"]), int(spec["attempt"]), float(spec["delay"])
+    if spec.get("forget"):
+        _forget_journal()
     if spec["mode"] == "api":
         from openprose.vm.interpreter import Options
         from openprose.vm.runner import run_file
@@ -380,6 +382,29 @@ def drive(spec: dict[str, Any]) -> None:
         "exit": code,
     }
     _write_result(spec["result"], cli_payload)
+
+
+def _forget_journal() -> None:
+    """A broken product, to show that the harness notices one: the journal answers
+    nothing, so a resumed run calls every step again."""
+    from openprose.vm.backends.replay import JournalBackend
+
+    class Forgetful:
+        def __init__(self, journal: Any) -> None:
+            self.journal = journal
+
+        def step(self, kind: str, key: str) -> None:
+            return None
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.journal, name)
+
+    original = JournalBackend.__init__
+
+    def init(self: Any, inner: Any, journal: Any, on_live: Any = None) -> None:
+        original(self, inner, Forgetful(journal), on_live)
+
+    JournalBackend.__init__ = init  # type: ignore[method-assign]
 
 
 class _Capture:
@@ -666,6 +691,9 @@ class Settings:
     cli_share: float = 0.3  # attempts through the CLI
     fresh_share: float = 0.05  # attempts in a fresh interpreter (through the CLI)
     timeout: float = 120.0
+    # Instead of a random instant: kill the first attempt once this many calls are logged.
+    kill_at_call: int | None = None
+    forget: bool = False  # the child's journal answers nothing (see _forget_journal)
 
 
 def _spec(
@@ -689,7 +717,20 @@ def _spec(
         "mode": mode,
         "resume": resume,
         "result": str(work / f"result-{attempt}.json"),
+        "forget": False,
     }
+
+
+def _wait_for_calls(child: Child, log: Path, count: int) -> int | None:
+    """Polls the calls log until ``count`` calls are in it (None: the child is still
+    running then) or the child exits (its code)."""
+    while True:
+        code = child.wait(0.002)
+        if code is not None:
+            return code
+        with contextlib.suppress(OSError):
+            if log.read_bytes().count(b"\n") >= count:
+                return None
 
 
 def reference(program: Program, state: str, root: Path, settings: Settings) -> Reference:
@@ -748,11 +789,16 @@ def killed_run(ref: Reference, root: Path, seed: str, settings: Settings) -> Out
         if run_id is not None:
             outcome.resumes += 1
         spec = _spec(main, ref.recording, ref.state, root, attempt, mode, settings.delay, run_id)
+        spec["forget"] = settings.forget
         # A fresh interpreter takes a few hundred milliseconds to start: give it that.
         span = ref.duration + (0.4 if fresh else 0.0)
         delay = rng.uniform(0.0, span) if kill else settings.timeout
         child = Child(spec, fresh)
-        code = child.wait(delay)
+        if settings.kill_at_call is not None and attempt == 0:
+            code = _wait_for_calls(child, root / "calls.jsonl", settings.kill_at_call)
+            delay = time.monotonic() - child.started
+        else:
+            code = child.wait(delay)
         if code is None:
             if not kill:
                 child.kill()

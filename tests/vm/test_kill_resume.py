@@ -25,7 +25,7 @@ import pytest
 from openprose.vm.backends.offline import OfflineBackend
 from openprose.vm.runner import run_file
 from openprose.vm.state import StateError, open_catalog
-from tests.vm.kill_harness import KNOWN, REPO, campaign
+from tests.vm.kill_harness import KNOWN, REPO, Settings, campaign
 
 SEED = int(os.environ.get("KILL_SEED", "20261123"))
 # Killed-and-resumed runs per state backend, spread evenly over the harness's programs.
@@ -52,6 +52,19 @@ def test_runs_killed_at_random_points_resume_exactly(state: str, tmp_path: Path)
     assert set(totals.known) <= set(KNOWN)
     # Some kills must land inside runs, or nothing was tested.
     assert totals.resumes > 0 and totals.kills > 0, summary
+
+
+def test_the_harness_notices_a_journaled_step_called_again(tmp_path: Path) -> None:
+    # The child's journal is made to answer nothing; each run is killed once three calls
+    # are logged (the first statements are sequential: two answers are journaled by then).
+    settings = Settings(kill_at_call=3, forget=True, again=0.0)
+    totals, _ = campaign(
+        "filesystem", tmp_path, 2, seed=SEED, programs=["loops"], settings=settings
+    )
+    assert totals.kills == 2 and totals.resumes == 2
+    assert len(totals.failures) == 2
+    for outcome in totals.failures:
+        assert any("journaled before it began" in p for p in outcome.problems), outcome.problems
 
 
 # ---------------------------------------------------------------------------- known bugs
