@@ -25,11 +25,12 @@ import pytest
 from openprose.vm.backends.offline import OfflineBackend
 from openprose.vm.runner import run_file
 from openprose.vm.state import StateError, open_catalog
+from tests.postgres_cluster import session_cluster
 from tests.vm.kill_harness import KNOWN, REPO, Settings, campaign
 
 SEED = int(os.environ.get("KILL_SEED", "20261123"))
 # Killed-and-resumed runs per state backend, spread evenly over the harness's programs.
-RUNS = {"filesystem": 300, "sqlite": 63}
+RUNS = {"filesystem": 300, "sqlite": 63, "postgres": 45}
 
 
 def _available(state: str) -> bool:
@@ -40,9 +41,8 @@ def _available(state: str) -> bool:
     return True
 
 
-@pytest.mark.parametrize("state", [s for s in RUNS if _available(s)])
-def test_runs_killed_at_random_points_resume_exactly(state: str, tmp_path: Path) -> None:
-    totals, references = campaign(state, tmp_path, RUNS[state], seed=SEED)
+def _campaign(state: str, root: Path, settings: Settings | None = None) -> None:
+    totals, references = campaign(state, root, RUNS[state], seed=SEED, settings=settings)
     summary = f"seed {SEED}: {totals.summary(state)}"
     print(summary)
     failures = "\n".join(outcome.describe()[:2000] for outcome in totals.failures[:5])
@@ -52,6 +52,20 @@ def test_runs_killed_at_random_points_resume_exactly(state: str, tmp_path: Path)
     assert set(totals.known) <= set(KNOWN)
     # Some kills must land inside runs, or nothing was tested.
     assert totals.resumes > 0 and totals.kills > 0, summary
+
+
+@pytest.mark.parametrize("state", [s for s in ("filesystem", "sqlite") if _available(s)])
+def test_runs_killed_at_random_points_resume_exactly(state: str, tmp_path: Path) -> None:
+    _campaign(state, tmp_path)
+
+
+def test_postgres_runs_killed_at_random_points_resume_exactly(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    # Each run gets a database of its own in the session's throwaway cluster (skipped
+    # where there is none, failed under CI).
+    admin = session_cluster(request.config).url()
+    _campaign("postgres", tmp_path, Settings(postgres_admin=admin))
 
 
 def test_the_harness_notices_a_journaled_step_called_again(tmp_path: Path) -> None:
