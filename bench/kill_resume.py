@@ -14,6 +14,8 @@ where the kills land, which depends on the machine's speed (the seed fixes the d
 from __future__ import annotations
 
 import argparse
+import contextlib
+import shutil
 import sys
 import tempfile
 import time
@@ -40,7 +42,11 @@ def available(state: str) -> bool:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=300, help="runs per state backend")
-    parser.add_argument("--states", default="filesystem,sqlite", help="comma-separated")
+    parser.add_argument(
+        "--states",
+        default="filesystem,sqlite,postgres",
+        help="comma-separated; postgres runs in a throwaway cluster (tests/postgres_cluster.py)",
+    )
     parser.add_argument("--seed", type=int, default=int(time.time()))
     parser.add_argument("--workers", type=int, default=2, help="children at once")
     parser.add_argument("--delay", type=float, default=Settings.delay, help="s per answer")
@@ -53,43 +59,58 @@ def main() -> int:
     print(f"{args.workers} children at once, {settings.delay * 1000:.0f} ms per answer")
     failed = 0
     for state in args.states.split(","):
-        if not available(state):
-            print(f"{state}: not available here, skipped")
-            continue
-        root = Path(tempfile.mkdtemp(prefix=f"kill-{state}-"))
-        started = time.perf_counter()
-        totals, references = campaign(
-            state,
-            root,
-            args.runs,
-            seed=args.seed,
-            programs=programs,
-            settings=settings,
-            workers=args.workers,
-        )
-        elapsed = time.perf_counter() - started
-        print(totals.summary(state))
-        print(
-            f"  {elapsed:.1f} s wall, {elapsed / max(1, totals.runs) * 1000:.0f} ms a run, "
-            f"{totals.attempts / elapsed:.1f} child processes a second"
-        )
-        for name, ref in references.items():
-            print(
-                f"  {name:17} {totals.per_program[name]:4} runs; uninterrupted "
-                f"{ref.duration * 1000:4.0f} ms, {len(ref.calls):3} backend calls"
-            )
-        for bug, count in sorted(totals.known.items()):
-            print(f"  known bug {bug}: {count} runs ({KNOWN[bug]})")
-        for outcome in totals.failures:
-            print(f"  NEW PROBLEM: {outcome.describe()[:3000]}")
-        failed += len(totals.failures)
-        if args.keep:
-            print(f"  runs kept in {root}")
-        else:
-            import shutil
+        with contextlib.ExitStack() as stack:
+            if state == "postgres":
+                from tests.postgres_cluster import Cluster, Unavailable
 
-            shutil.rmtree(root, ignore_errors=True)
+                try:
+                    cluster = stack.enter_context(Cluster())
+                except Unavailable as error:
+                    print(f"postgres: skipped ({error})")
+                    continue
+                settings.postgres_admin = cluster.url()
+            elif not available(state):
+                print(f"{state}: not available here, skipped")
+                continue
+            failed += one_backend(state, args, settings, programs)
     return 1 if failed else 0
+
+
+def one_backend(
+    state: str, args: argparse.Namespace, settings: Settings, programs: list[str]
+) -> int:
+    """Runs the campaign on one backend, prints its figures; returns the new problems."""
+    root = Path(tempfile.mkdtemp(prefix=f"kill-{state}-"))
+    started = time.perf_counter()
+    totals, references = campaign(
+        state,
+        root,
+        args.runs,
+        seed=args.seed,
+        programs=programs,
+        settings=settings,
+        workers=args.workers,
+    )
+    elapsed = time.perf_counter() - started
+    print(totals.summary(state))
+    print(
+        f"  {elapsed:.1f} s wall, {elapsed / max(1, totals.runs) * 1000:.0f} ms a run, "
+        f"{totals.attempts / elapsed:.1f} child processes a second"
+    )
+    for name, ref in references.items():
+        print(
+            f"  {name:17} {totals.per_program[name]:4} runs; uninterrupted "
+            f"{ref.duration * 1000:4.0f} ms, {len(ref.calls):3} backend calls"
+        )
+    for bug, count in sorted(totals.known.items()):
+        print(f"  known bug {bug}: {count} runs ({KNOWN[bug]})")
+    for outcome in totals.failures:
+        print(f"  NEW PROBLEM: {outcome.describe()[:3000]}")
+    if args.keep:
+        print(f"  runs kept in {root}")
+    else:
+        shutil.rmtree(root, ignore_errors=True)
+    return len(totals.failures)
 
 
 if __name__ == "__main__":
