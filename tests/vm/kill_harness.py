@@ -954,10 +954,12 @@ def _database(state: str, settings: Settings) -> str | None:
 # test_kill_resume.py.  A run whose every problem is explained by one of them counts as
 # "known", not as a failure, so that the campaign keeps watching for anything new.
 KNOWN = {
-    "import-dir-twice": "a kill between making an imported program's directory and "
-    "journaling its name: the resume makes a second directory (NAME-2)",
-    "no-summary-row": "a kill between creating journal.db and writing the run's row: the "
-    "resumed run completes with no journal_runs row (prose runs lists it as unreadable)",
+    "import-dir-twice": "a kill between making an imported program's directory (or, on "
+    "postgres, its `imports` row) and journaling its name: the resume makes a second one "
+    "(NAME-2) and the call's bindings go there",
+    "no-summary-row": "a kill between creating the journal's tables (journal.db, or state.db "
+    "on sqlite) and writing the run's row: the resumed run completes with no journal_runs "
+    "row (prose runs lists it as unreadable)",
     "sqlite-no-journal": "sqlite: a kill between creating state.db and the journal tables: "
     "the run is listed but resuming it fails with 'no such table: x_journal_steps'",
     "race-outcome": 'parallel "any"/"first": which branches a race\'s join holds is '
@@ -969,6 +971,11 @@ KNOWN = {
 }
 
 
+# The name of a second directory or alias for one call: local--helper-4-2.
+_SECOND_IMPORT = re.compile(r"'[^']*-\d+-\d+[.']")
+_SECOND_IMPORT_COMMIT = re.compile(r"extra \[.*'@import', -1, '[^']*-\d+-\d+'")
+
+
 def _known(problem: str, imports_twice: bool, racy: bool) -> str | None:
     if racy and (
         "differs from the recording" in problem
@@ -978,7 +985,9 @@ def _known(problem: str, imports_twice: bool, racy: bool) -> str | None:
         or ("bindings differs: missing [" in problem and _only_anonymous(problem))
     ):
         return "race-outcome"
-    if imports_twice and ("imports/" in problem or "'@import'" in problem):
+    if imports_twice and (
+        "imports/" in problem or "'@import'" in problem or _SECOND_IMPORT.search(problem)
+    ):
         return "import-dir-twice"
     if problem.endswith("journal_runs has no row for the run"):
         return "no-summary-row"
@@ -999,8 +1008,11 @@ def _only_anonymous(problem: str) -> bool:
 
 def classify(outcome: Outcome) -> None:
     """Moves the problems a known bug explains from ``problems`` to ``known``."""
-    # An imported program's directory that the uninterrupted run does not have.
-    imports_twice = any(p.startswith("extra run/imports/") for p in outcome.problems)
+    # An imported program's directory (or alias) that the uninterrupted run does not have.
+    imports_twice = any(
+        p.startswith("extra run/imports/") or _SECOND_IMPORT_COMMIT.search(p)
+        for p in outcome.problems
+    )
     left = []
     for problem in outcome.problems:
         bug = _known(problem, imports_twice, PROGRAMS[outcome.program].racy)

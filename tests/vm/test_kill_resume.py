@@ -26,7 +26,16 @@ from openprose.vm.backends.offline import OfflineBackend
 from openprose.vm.runner import run_file
 from openprose.vm.state import StateError, open_catalog
 from tests.postgres_cluster import session_cluster
-from tests.vm.kill_harness import KNOWN, REPO, Settings, campaign
+from tests.vm.kill_harness import (
+    KNOWN,
+    REPO,
+    Program,
+    Settings,
+    campaign,
+    new_database,
+    prepare,
+    project_database,
+)
 
 SEED = int(os.environ.get("KILL_SEED", "20261123"))
 # Killed-and-resumed runs per state backend, spread evenly over the harness's programs.
@@ -119,14 +128,18 @@ _DIE = textwrap.dedent(
 
 
 def _die_at(
-    tmp_path: Path, text: str, state: str, target: str, when: str, needle: str = "*"
+    tmp_path: Path,
+    text: str,
+    state: str,
+    target: str,
+    when: str,
+    needle: str = "*",
+    database: str | None = None,
 ) -> Path:
-    """The project, after a run of ``text`` killed at ``target`` (module:Class.method)."""
-    project = tmp_path / "project"
-    (project / ".prose" / "runs").mkdir(parents=True)
-    (project / "helper.prose").write_text(HELPER, encoding="utf-8")
-    main = project / "main.prose"
-    main.write_text(text, encoding="utf-8")
+    """The project, after a run of ``text`` killed at ``target`` (module:Class.method);
+    ``database``: the postgres database the project's ``.prose/.env`` names."""
+    program = Program("die", text, {"helper.prose": HELPER})
+    main = prepare(program, tmp_path, database)
     module, _, attribute = target.partition(":")
     cls, method = attribute.split(".")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -187,10 +200,29 @@ def test_a_race_resumed_after_a_kill_joins_what_the_uninterrupted_run_joins(
     assert resumed.outputs == uninterrupted.outputs
 
 
+def _database(state: str, request: pytest.FixtureRequest) -> str | None:
+    if state != "postgres":
+        return None
+    return new_database(session_cluster(request.config).url())
+
+
+def _imports(main: Path, state: str, run_id: str) -> list[str]:
+    """The directories (or, on postgres, the aliases) of the programs a run called."""
+    database = project_database(main.parent)
+    if database is not None:
+        import psycopg
+
+        with psycopg.connect(database) as connection:
+            rows = connection.execute("SELECT alias FROM openprose.imports").fetchall()
+        return sorted(alias for (alias,) in rows)
+    imports = main.parent / ".prose" / "runs" / run_id / "imports"
+    return sorted(p.name for p in imports.iterdir())
+
+
 @pytest.mark.xfail(strict=True, reason=KNOWN["import-dir-twice"])
-@pytest.mark.parametrize("state", ["filesystem", "sqlite"])
+@pytest.mark.parametrize("state", ["filesystem", "sqlite", "postgres"])
 def test_a_kill_before_an_import_is_journaled_does_not_make_a_second_directory(
-    state: str, tmp_path: Path
+    state: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     main = _die_at(
         tmp_path,
@@ -199,11 +231,11 @@ def test_a_kill_before_an_import_is_journaled_does_not_make_a_second_directory(
         "openprose.vm.state.journal:Journal.record_commit",
         "before",
         "@import",
+        _database(state, request),
     )
     run_id, result = _resume(main, state)
     assert result.status == "success"
-    imports = main.parent / ".prose" / "runs" / run_id / "imports"
-    assert sorted(p.name for p in imports.iterdir()) == ["local--helper-1"]
+    assert _imports(main, state, run_id) == ["local--helper-1"]
 
 
 @pytest.mark.xfail(strict=True, reason=KNOWN["sqlite-imports-row"])
@@ -227,15 +259,14 @@ def test_sqlite_a_kill_after_an_import_is_journaled_keeps_its_imports_row(
 
 
 @pytest.mark.xfail(strict=True, reason=KNOWN["no-summary-row"])
+@pytest.mark.parametrize("state", ["filesystem", "sqlite"])
 def test_a_run_killed_before_its_summary_row_resumes_to_a_completed_summary(
-    tmp_path: Path,
+    state: str, tmp_path: Path
 ) -> None:
-    main = _die_at(
-        tmp_path, PLAIN, "filesystem", "openprose.vm.state.journal:Journal.start_run", "before"
-    )
-    run_id, result = _resume(main, "filesystem")
+    main = _die_at(tmp_path, PLAIN, state, "openprose.vm.state.journal:Journal.start_run", "before")
+    run_id, result = _resume(main, state)
     assert result.status == "success"
-    info = open_catalog("filesystem", main.parent / ".prose" / "runs").info(run_id)
+    info = open_catalog(state, main.parent / ".prose" / "runs").info(run_id)
     assert info.status == "completed"
 
 
