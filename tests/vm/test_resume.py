@@ -8,6 +8,7 @@ from pathlib import Path
 
 from vm_support import Recording
 
+from openprose.vm.backends.base import SessionRequest, SessionResult
 from openprose.vm.backends.offline import OfflineBackend
 from openprose.vm.interpreter import Options
 from openprose.vm.runner import run_file
@@ -103,3 +104,37 @@ def test_a_committed_binding_whose_file_was_lost_is_written_again(tmp_path: Path
     resumed = asyncio.run(run_file(path, resume=store))
     assert resumed.status == "success"
     assert lost.read_text(encoding="utf-8") == kept
+
+
+class _SlowOn(OfflineBackend):
+    """The offline backend, taking a model's time for the sessions named."""
+
+    def __init__(self, slow: set[str]) -> None:
+        super().__init__()
+        self.slow = slow
+
+    async def run_session(self, request: SessionRequest) -> SessionResult:
+        if request.prompt in self.slow:
+            await asyncio.sleep(0.05)
+        return await super().run_session(request)
+
+
+def test_a_race_decided_before_the_run_stopped_is_not_run_again(tmp_path: Path) -> None:
+    path = tmp_path / "main.prose"
+    path.write_text(
+        'let x = parallel ("first"):\n  a = session "A"\n  b = session "B"\n'
+        'output out = session "After"\n  context: x\n',
+        encoding="utf-8",
+    )
+    runs = tmp_path / ".prose" / "runs"
+    stopped = asyncio.run(
+        run_file(path, backend=_SlowOn({"A"}), runs_root=runs, options=Options(max_sessions=2))
+    )
+    assert stopped.status == "error"  # B won the race; the limit stopped "After"
+    second = Recording(OfflineBackend())  # here A would win: it answers at once
+    store = FilesystemCatalog(runs).open(stopped.run_id)
+    resumed = asyncio.run(run_file(path, backend=second, resume=store))
+    assert resumed.status == "success", resumed.error
+    assert second.calls == [("session", "After")]  # the race is not run again
+    [(name, value)] = [c for c in second.sessions[0].context]
+    assert (name, value.startswith("[dry run] B")) == ("x", True)

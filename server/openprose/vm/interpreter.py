@@ -8,6 +8,7 @@ leaves open are listed in docs/run.md.
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -448,6 +449,22 @@ class Interpreter:
             else:
                 self.commit(pending)
 
+    def recorded_join(self, key: str) -> tuple[list[int], list[int]] | None:
+        """The branches a race at step ``key`` joined (in the order they completed) and
+        those that failed, when a run before this one decided it."""
+        if self.store is None:
+            return None
+        known = self.store.journal.committed(key, "@join", None)
+        if known is None:
+            return None
+        won, failed = json.loads(known)
+        return [int(i) for i in won], [int(i) for i in failed]
+
+    def record_join(self, key: str, won: list[int], failed: list[int]) -> None:
+        if self.store is not None:
+            outcome = json.dumps([won, failed])
+            self.store.journal.record_commit(key, "@join", None, outcome, durable=True)
+
     def numbered(self, kind: str, key: str, counter: int) -> tuple[int, int]:
         """A number for the thing made at step ``key`` (a block's execution id, an anonymous
         binding's, an imported program's directory): the next of ``counter``, or the number
@@ -465,7 +482,9 @@ class Interpreter:
             taken = [int(h) for (_k, n, _e), h in journal.commits.items() if n == name]
             self._floors[kind] = max(taken, default=0)
         number = max(counter, self._floors[kind]) + 1
-        journal.record_commit(key, name, None, str(number))
+        # An execution id or a program's directory must survive a power cut with the
+        # bindings that use it; an anonymous name is cheap to hand out again.
+        journal.record_commit(key, name, None, str(number), durable=kind != "anon")
         return number, number
 
     # ------------------------------------------------------------------ statements
@@ -1098,7 +1117,13 @@ class Interpreter:
                 return await self.expression(branch.value, bctx)
             return await self.statement(branch, bctx)
 
-        tasks = {asyncio.ensure_future(run_branch(i)): i for i in range(len(branches))}
+        # A race ("first", "any") is decided once: a resumed run joins the branches the
+        # killed run joined, which its journal answers at once, and runs no others.
+        recorded = self.recorded_join(ctx.key) if strategy != "all" else None
+        chosen = range(len(branches)) if recorded is None else sorted({*recorded[0], *recorded[1]})
+        for index in set(range(len(branches))) - set(chosen):
+            self.emit(ctx, ev.ParallelBranch, branch=names[index], status="cancelled")
+        tasks = {asyncio.ensure_future(run_branch(i)): i for i in chosen}
         results: dict[int, Value] = {}
         failures: dict[int, ProseError] = {}
         pending = set(tasks)
@@ -1136,6 +1161,8 @@ class Interpreter:
                         error.statement or headline(node),
                         error.kind,
                     )
+                if recorded is not None:
+                    continue  # the journal's branches, every one of them
                 if strategy != "all" and len(results) >= needed:
                     break
                 if len(results) + len(pending) < needed:
@@ -1146,6 +1173,10 @@ class Interpreter:
                 self.emit(ctx, ev.ParallelBranch, branch=names[tasks[task]], status="cancelled")
             if pending:
                 await asyncio.gather(*pending, return_exceptions=True)
+        if recorded is not None:
+            results = {i: results[i] for i in recorded[0] if i in results}  # the journal's order
+        elif strategy != "all":
+            self.record_join(ctx.key, list(results), list(failures))
         if strategy != "all" and len(results) < needed and on_fail == "continue":
             raise ProseError(
                 f"parallel: {len(results)} of {len(branches)} branches succeeded, {needed} needed",

@@ -125,10 +125,16 @@ class RunDirectory:
             break
         else:  # pragma: no cover - 36^6 names a second
             raise FileExistsError(root)
-        (path / "bindings").mkdir()
+        return cls.fill(path, rid, program_text, program_name)
+
+    @classmethod
+    def fill(cls, path: Path, run_id: str, program_text: str, program_name: str) -> RunDirectory:
+        """Make the run files in the existing, empty directory ``path``; ``state.md``
+        last, so that a directory with one is complete."""
+        (path / "bindings").mkdir(exist_ok=True)
         write_atomic(path / "program.prose", program_text)
-        write_atomic(path / "state.md", f"# run:{rid} {program_name}\n\n")
-        return cls(path, rid)
+        write_atomic(path / "state.md", f"# run:{run_id} {program_name}\n\n")
+        return cls(path, run_id)
 
     def binding_path(self, name: str, execution_id: int | None) -> Path:
         suffix = f"__{execution_id}" if execution_id is not None else ""
@@ -190,6 +196,40 @@ def state_line(event: ev.Event) -> str | None:
             return f"---end {iso(event.ts)}"
         return f"---error {iso(event.ts)} {event.error}"
     return None
+
+
+def sync_directory(directory: Path) -> None:
+    """Make the entries of ``directory`` (a rename into it) durable."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def staged_directory(root: Path, name: str) -> Path:
+    """An empty directory beside ``root / name`` to build it in before renaming it into
+    place (``publish``): a run killed while it is made leaves no half-made run behind,
+    only this hidden directory, which the next one of that name clears."""
+    root.mkdir(parents=True, exist_ok=True)
+    staging = root / f".{name}.new"
+    if staging.exists():
+        import shutil
+
+        shutil.rmtree(staging)
+    staging.mkdir()
+    return staging
+
+
+def publish(staging: Path, target: Path) -> None:
+    """Rename a staged directory into place (FileExistsError if the name is taken)."""
+    try:
+        os.rename(staging, target)
+    except OSError as error:
+        if target.exists():
+            raise FileExistsError(target) from error
+        raise
+    sync_directory(target.parent)
 
 
 def _max(maximum: int | None) -> str:

@@ -10,10 +10,17 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 from openprose.vm import events as ev
-from openprose.vm.rundir import RunDirectory, write_atomic
+from openprose.vm.rundir import (
+    RunDirectory,
+    new_run_id,
+    publish,
+    staged_directory,
+    write_atomic,
+)
 from openprose.vm.state.base import RunInfo, StateError, program_hash, value_hash
 from openprose.vm.state.journal import Journal, process_alive
 from openprose.vm.values import Value
@@ -102,12 +109,19 @@ class FilesystemStore:
     def child(self, key: str, name: str, text: str, program_name: str) -> FilesystemStore:
         root = self.directory.path / "imports"
         known = self._journal.committed(key, IMPORT_NAME, None)
-        if known is not None and (root / known / "state.md").is_file():
+        if known is None:
+            # The name is journaled before the directory is made: a run killed in between
+            # makes the same one when it resumes, never a second.
+            known = free_import_name(self._journal, name, lambda n: (root / n).exists())
+            self._journal.record_commit(key, IMPORT_NAME, None, known, durable=True)
+        if (root / known / "state.md").is_file():
             directory = RunDirectory(root / known, known)
             directory.append_state(f"---resume {_now()}")
         else:
-            directory = _new_import_dir(root, name, text, program_name)
-            self._journal.record_commit(key, IMPORT_NAME, None, directory.run_id)
+            staging = staged_directory(root, known)
+            RunDirectory.fill(staging, known, text, program_name)
+            publish(staging, root / known)
+            directory = RunDirectory(root / known, known)
         return FilesystemStore(directory, self._journal, self._replay)
 
     def close(self) -> None:
@@ -134,15 +148,15 @@ def _now() -> str:
     return iso(time.time())
 
 
-def _new_import_dir(root: Path, name: str, text: str, program_name: str) -> RunDirectory:
+def free_import_name(journal: Journal, name: str, taken: Callable[[str], bool]) -> str:
+    """``name``, else ``name-2``, ``name-3``...: the first that no call of the run has
+    journaled and ``taken`` does not refuse."""
+    journaled = {v for (_k, n, _e), v in journal.commits.items() if n == IMPORT_NAME}
     for n in range(1, 10_000):
-        try:
-            return RunDirectory.create(
-                root, text, program_name, run_id=name if n == 1 else f"{name}-{n}"
-            )
-        except FileExistsError:
-            continue
-    raise FileExistsError(root / name)  # pragma: no cover - ten thousand calls of one program
+        candidate = name if n == 1 else f"{name}-{n}"
+        if candidate not in journaled and not taken(candidate):
+            return candidate
+    raise FileExistsError(name)  # pragma: no cover - ten thousand calls of one program
 
 
 class FilesystemCatalog:
@@ -162,9 +176,18 @@ class FilesystemCatalog:
         backend: str = "",
         run_id: str | None = None,
     ) -> FilesystemStore:
-        directory = RunDirectory.create(self.root, program_text, program_name, run_id)
-        write_atomic(directory.path / "inputs.json", json.dumps(inputs) + "\n", durable=True)
-        journal = Journal.sqlite(directory.path / JOURNAL, directory.run_id)
+        # Made in a hidden directory and renamed into place once its journal holds the
+        # run's row: a run killed while it is made is not half there.
+        for _ in range(20):
+            rid = run_id or new_run_id()
+            if not (self.root / rid).exists():
+                break
+            if run_id is not None:
+                raise FileExistsError(self.root / rid)
+        staging = staged_directory(self.root, rid)
+        RunDirectory.fill(staging, rid, program_text, program_name)
+        write_atomic(staging / "inputs.json", json.dumps(inputs) + "\n", durable=True)
+        journal = Journal.sqlite(staging / JOURNAL, rid)
         journal.start_run(
             self.state,
             program_name,
@@ -173,7 +196,12 @@ class FilesystemCatalog:
             inputs,
             backend,
         )
-        return FilesystemStore(directory, journal, Replay(False))
+        journal.close()
+        publish(staging, self.root / rid)
+        path = self.root / rid
+        return FilesystemStore(
+            RunDirectory(path, rid), Journal.sqlite(path / JOURNAL, rid), Replay(False)
+        )
 
     def _journal_path(self, run_id: str) -> Path:
         if not run_id or "/" in run_id or run_id in (".", ".."):
@@ -214,7 +242,7 @@ class FilesystemCatalog:
         found = []
         if self.root.is_dir():
             for entry in sorted(self.root.iterdir(), reverse=True):
-                if (entry / JOURNAL).is_file():
+                if (entry / JOURNAL).is_file() and not entry.name.startswith("."):
                     try:
                         found.append(self.info(entry.name))
                     except (StateError, OSError, sqlite3.Error):  # a broken run is listed as such

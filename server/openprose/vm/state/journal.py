@@ -265,9 +265,19 @@ class Journal:
         scope = ROOT_SCOPE if execution_id is None else execution_id
         return self.commits.get((key, name, scope))
 
-    def record_commit(self, key: str, name: str, execution_id: int | None, hashed: str) -> None:
+    def record_commit(
+        self,
+        key: str,
+        name: str,
+        execution_id: int | None,
+        hashed: str,
+        *,
+        durable: bool = False,
+    ) -> None:
+        """A committed binding (or a name the run handed out).  ``durable``: synced like a
+        step, for an entry whose loss would make a resumed run pick another name."""
         scope = ROOT_SCOPE if execution_id is None else execution_id
-        with self._lock, self._relaxed() as cursor:
+        with self._lock, (self._transaction if durable else self._relaxed)() as cursor:
             cursor.execute(
                 self._sql(
                     "INSERT INTO {p}journal_commits (run_id, key, name, execution_id, "

@@ -488,16 +488,32 @@ class PostgresStore:
     def child(self, key: str, name: str, text: str, program_name: str) -> PostgresStore:
         rows = self.record_rows
         known = self._journal.committed(key, IMPORT_NAME, None)
+        if known is None:
+            # Killed after the call's `imports` row was written but before its name was
+            # journaled: the row names the call's step key.
+            known = self._import_of(key)
+            if known is not None:
+                self._journal.record_commit(key, IMPORT_NAME, None, known, durable=True)
         alias = known if known is not None and self._has_import(known) else None
         if alias is None:
             alias = self._new_import(self.record_rows.name(name), key, text, program_name)
-            self._journal.record_commit(key, IMPORT_NAME, None, alias)
+            self._journal.record_commit(key, IMPORT_NAME, None, alias, durable=True)
         record = RunRecord(
             rows.connection, self.run_id, alias, rows.lock, rows.location, rows.reconnect
         )
         if known is not None and alias == known:
             record.resumed(time.time())
         return PostgresStore(record, self._journal, self._replay, called=True, text=text)
+
+    def _import_of(self, key: str) -> str | None:
+        rows = self.record_rows
+        with rows.lock, rows.connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT alias FROM openprose.imports WHERE run_id = %s AND metadata->>'key' = %s",
+                (self.run_id, key),
+            )
+            row = cursor.fetchone()
+        return str(row[0]) if row is not None else None
 
     def _has_import(self, alias: str) -> bool:
         rows = self.record_rows

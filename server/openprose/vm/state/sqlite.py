@@ -27,9 +27,16 @@ from pathlib import Path
 from typing import Any
 
 from openprose.vm import events as ev
-from openprose.vm.rundir import iso, new_run_id, state_line, write_atomic
+from openprose.vm.rundir import (
+    iso,
+    new_run_id,
+    publish,
+    staged_directory,
+    state_line,
+    write_atomic,
+)
 from openprose.vm.state.base import RunInfo, StateError, program_hash, value_hash
-from openprose.vm.state.filesystem import IMPORT_NAME, Replay, end_fields
+from openprose.vm.state.filesystem import IMPORT_NAME, Replay, end_fields, free_import_name
 from openprose.vm.state.journal import (
     Journal,
     connect_sqlite,
@@ -386,21 +393,28 @@ class SqliteStore:
     def child(self, key: str, name: str, text: str, program_name: str) -> SqliteStore:
         root = self.directory / "imports"
         known = self._journal.committed(key, IMPORT_NAME, None)
-        if known is not None and (root / known / DATABASE).is_file():
+        if known is None:
+            # Journaled before it is made: a run killed in between makes the same one.
+            known = free_import_name(self._journal, name, lambda n: (root / n).exists())
+            self._journal.record_commit(key, IMPORT_NAME, None, known, durable=True)
+        if (root / known / DATABASE).is_file():
             database = SqliteRunDatabase(root / known / DATABASE)
             database.append("", f"---resume {iso(time.time())}", "resumed", {})
-            run_id = known
         else:
-            run_id, database = _new_import(root, name, text, program_name)
-            self._journal.record_commit(key, IMPORT_NAME, None, run_id)
-            with self.database._data_tx() as cursor:
-                cursor.execute(
-                    "INSERT OR IGNORE INTO imports (alias, source_url, fetched_at) "
-                    "VALUES (?, ?, datetime('now'))",
-                    (name, program_name),
-                )
+            staging = staged_directory(root, known)
+            _create_run(staging, known, text, program_name).close()
+            publish(staging, root / known)
+            database = SqliteRunDatabase(root / known / DATABASE)
+        # Every time, not only when made: a run killed before the row was written
+        # writes it when it resumes.
+        with self.database._data_tx() as cursor:
+            cursor.execute(
+                "INSERT OR IGNORE INTO imports (alias, source_url, fetched_at) "
+                "VALUES (?, ?, datetime('now'))",
+                (known, program_name),
+            )
         return SqliteStore(
-            database.path.parent, run_id, database, self._journal, self._replay, called=True
+            database.path.parent, known, database, self._journal, self._replay, called=True
         )
 
     def close(self) -> None:
@@ -415,20 +429,6 @@ def _create_run(path: Path, run_id: str, text: str, program_name: str) -> Sqlite
     database.create_tables()
     database.start(run_id, program_name, text)
     return database
-
-
-def _new_import(
-    root: Path, name: str, text: str, program_name: str
-) -> tuple[str, SqliteRunDatabase]:
-    root.mkdir(exist_ok=True)
-    for n in range(1, 10_000):
-        run_id = name if n == 1 else f"{name}-{n}"
-        try:
-            (root / run_id).mkdir()
-        except FileExistsError:
-            continue
-        return run_id, _create_run(root / run_id, run_id, text, program_name)
-    raise FileExistsError(root / name)  # pragma: no cover - ten thousand calls of one program
 
 
 def _journal(database: SqliteRunDatabase, run_id: str) -> Journal:
@@ -461,26 +461,27 @@ class SqliteCatalog:
         backend: str = "",
         run_id: str | None = None,
     ) -> SqliteStore:
-        self.root.mkdir(parents=True, exist_ok=True)
+        # Made in a hidden directory and renamed into place once state.db holds the
+        # journal's row of the run: a run killed while it is made is not half there.
         for _ in range(20):
             rid = run_id or new_run_id()
-            try:
-                (self.root / rid).mkdir()
-            except FileExistsError:
-                if run_id is not None:
-                    raise
-                continue
-            break
-        else:  # pragma: no cover - 36^6 names a second
-            raise FileExistsError(self.root)
-        path = self.root / rid
-        database = _create_run(path, rid, program_text, program_name)
+            if not (self.root / rid).exists():
+                break
+            if run_id is not None:
+                raise FileExistsError(self.root / rid)
+        staging = staged_directory(self.root, rid)
+        database = _create_run(staging, rid, program_text, program_name)
         journal = _journal(database, rid)
         journal.create_tables()
         journal.start_run(
             self.state, program_name, program_text, program_hash(program_text), inputs, backend
         )
-        return SqliteStore(path, rid, database, journal, Replay(False))
+        journal.close()
+        database.close()
+        path = self.root / rid
+        publish(staging, path)
+        database = SqliteRunDatabase(path / DATABASE)
+        return SqliteStore(path, rid, database, _journal(database, rid), Replay(False))
 
     def _database_path(self, run_id: str) -> Path:
         if not run_id or "/" in run_id or run_id in (".", ".."):
@@ -536,7 +537,7 @@ class SqliteCatalog:
         found = []
         if self.root.is_dir():
             for entry in sorted(self.root.iterdir(), reverse=True):
-                if (entry / DATABASE).is_file():
+                if (entry / DATABASE).is_file() and not entry.name.startswith("."):
                     try:
                         found.append(self.info(entry.name))
                     except (StateError, OSError, sqlite3.Error):  # a broken run is listed as such
