@@ -954,29 +954,14 @@ def _database(state: str, settings: Settings) -> str | None:
 # test_kill_resume.py.  A run whose every problem is explained by one of them counts as
 # "known", not as a failure, so that the campaign keeps watching for anything new.
 KNOWN = {
-    "import-dir-twice": "a kill between making an imported program's directory (or, on "
-    "postgres, its `imports` row) and journaling its name: the resume makes a second one "
-    "(NAME-2) and the call's bindings go there",
-    "no-summary-row": "a kill between creating the journal's tables (journal.db, or state.db "
-    "on sqlite) and writing the run's row: the resumed run completes with no journal_runs "
-    "row (prose runs lists it as unreadable)",
-    "sqlite-no-journal": "sqlite: a kill between creating state.db and the journal tables: "
-    "the run is listed but resuming it fails with 'no such table: x_journal_steps'",
-    "race-outcome": 'parallel "any"/"first": which branches a race\'s join holds is '
-    "not journaled; a resumed run races again with the journaled branches answering at once, "
-    "and can join other branches than the killed run would have (x = {p, q} instead of "
-    "{p, q, r}), so the next step's input differs from the uninterrupted run's",
-    "sqlite-imports-row": "sqlite: a kill between journaling a program call and inserting its "
-    "`imports` row: the resumed run never writes the row",
+    "race-outcome": 'parallel "any"/"first": a race that was not yet decided when the '
+    "run was killed is raced again; the branches the journal answers finish at once, so the "
+    "resumed run can join other branches than an uninterrupted run in which they all "
+    "answered together (x = {p, q} instead of {p, q, r}), and the next step's input differs",
 }
 
 
-# The name of a second directory or alias for one call: local--helper-4-2.
-_SECOND_IMPORT = re.compile(r"'[^']*-\d+-\d+[.']")
-_SECOND_IMPORT_COMMIT = re.compile(r"extra \[.*'@import', -1, '[^']*-\d+-\d+'")
-
-
-def _known(problem: str, imports_twice: bool, racy: bool) -> str | None:
+def _known(problem: str, racy: bool) -> str | None:
     if racy and (
         "differs from the recording" in problem
         # a loser's anonymous binding, joined or not depending on the race
@@ -985,18 +970,6 @@ def _known(problem: str, imports_twice: bool, racy: bool) -> str | None:
         or ("bindings differs: missing [" in problem and _only_anonymous(problem))
     ):
         return "race-outcome"
-    if imports_twice and (
-        "imports/" in problem or "'@import'" in problem or _SECOND_IMPORT.search(problem)
-    ):
-        return "import-dir-twice"
-    if problem.endswith("journal_runs has no row for the run"):
-        return "no-summary-row"
-    if "no such table: x_journal_steps" in problem:
-        return "sqlite-no-journal"
-    if problem.startswith("run/state.db:imports differs: missing [") and problem.endswith(
-        "extra []"
-    ):
-        return "sqlite-imports-row"
     return None
 
 
@@ -1008,14 +981,10 @@ def _only_anonymous(problem: str) -> bool:
 
 def classify(outcome: Outcome) -> None:
     """Moves the problems a known bug explains from ``problems`` to ``known``."""
-    # An imported program's directory (or alias) that the uninterrupted run does not have.
-    imports_twice = any(
-        p.startswith("extra run/imports/") or _SECOND_IMPORT_COMMIT.search(p)
-        for p in outcome.problems
-    )
+    racy = PROGRAMS[outcome.program].racy
     left = []
     for problem in outcome.problems:
-        bug = _known(problem, imports_twice, PROGRAMS[outcome.program].racy)
+        bug = _known(problem, racy)
         if bug is None:
             left.append(problem)
         elif bug not in outcome.known:
