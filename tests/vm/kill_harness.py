@@ -950,9 +950,9 @@ def _database(state: str, settings: Settings) -> str | None:
     return new_database(settings.postgres_admin)
 
 
-# Product bugs this harness found, reported and reproduced by strict xfail tests in
-# test_kill_resume.py.  A run whose every problem is explained by one of them counts as
-# "known", not as a failure, so that the campaign keeps watching for anything new.
+# Product bugs this harness found and that are still open, each reproduced by a strict
+# xfail test in test_kill_resume.py.  A run whose every problem one of them explains counts
+# as "known", not as a failure, so that the campaign keeps watching for anything new.
 KNOWN = {
     "race-outcome": 'parallel "any"/"first": a race that was not yet decided when the '
     "run was killed is raced again; the branches the journal answers finish at once, so the "

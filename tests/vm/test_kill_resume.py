@@ -5,8 +5,9 @@ step called again.  The harness is ``kill_harness.py``; ``bench/kill_resume.py``
 a larger scale.
 
 The bugs it found have a deterministic reproduction each below (the child kills itself with
-SIGKILL at the exact point), marked ``xfail(strict=True)`` until the product is fixed; the
-random campaign counts the runs they explain as "known" and fails on anything else.
+SIGKILL at the exact point): regression tests for the fixed ones, ``xfail(strict=True)`` for
+the one still open (``kill_harness.KNOWN``), whose runs the random campaign counts as
+"known"; it fails on anything else.
 """
 
 from __future__ import annotations
