@@ -4,10 +4,10 @@ the replay backend: outputs, bindings, agent memory and journal identical, no jo
 step called again.  The harness is ``kill_harness.py``; ``bench/kill_resume.py`` runs it at
 a larger scale.
 
-The bugs it found have a deterministic reproduction each below (the child kills itself with
-SIGKILL at the exact point): regression tests for the fixed ones, ``xfail(strict=True)`` for
-the one still open (``kill_harness.KNOWN``), whose runs the random campaign counts as
-"known"; it fails on anything else.
+The five bugs it found have a deterministic reproduction each below (the child kills itself
+with SIGKILL at the exact point), regression tests now that they are fixed.  A bug found and
+not yet fixed goes in ``kill_harness.KNOWN`` with a strict xfail reproduction; the random
+campaign counts the runs it explains as "known" and fails on anything else.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def test_the_harness_notices_a_journaled_step_called_again(tmp_path: Path) -> No
         assert any("journaled before it began" in p for p in outcome.problems), outcome.problems
 
 
-# ---------------------------------------------------------------------------- known bugs
+# ---------------------------------------------------------------------------- bugs found
 
 HELPER = 'input topic: "What"\nlet found = session "Find {topic}"\noutput facts = found\n'
 CALLER = 'use "./helper" as helper\nlet r = helper(topic: "bees")\noutput out = r.facts\n'
@@ -176,7 +176,6 @@ output out = x
 """
 
 
-@pytest.mark.xfail(strict=True, reason=KNOWN["race-outcome"])
 def test_a_race_resumed_after_a_kill_joins_what_the_uninterrupted_run_joins(
     tmp_path: Path,
 ) -> None:

@@ -1123,14 +1123,31 @@ class Interpreter:
         chosen = range(len(branches)) if recorded is None else sorted({*recorded[0], *recorded[1]})
         for index in set(range(len(branches))) - set(chosen):
             self.emit(ctx, ev.ParallelBranch, branch=names[index], status="cancelled")
-        tasks = {asyncio.ensure_future(run_branch(i)): i for i in chosen}
+        # Completions are taken one at a time in the order they happened, so that a race
+        # joins the first to finish even when several finish in one turn of the loop: a
+        # resumed run, whose journaled branches finish first, then decides it the same way.
+        # Each branch notes its own end (a done callback would run a turn later).
+        finished: list[asyncio.Task[Any]] = []
+
+        async def noted(index: int) -> Value:
+            try:
+                return await run_branch(index)
+            finally:
+                finished.append(by_index[index])
+
+        tasks = {asyncio.ensure_future(noted(i)): i for i in chosen}
+        by_index = {i: task for task, i in tasks.items()}
         results: dict[int, Value] = {}
         failures: dict[int, ProseError] = {}
         pending = set(tasks)
+        taken = 0
+        decided = False
         try:
-            while pending:
-                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-                for task in sorted(done, key=tasks.__getitem__):
+            while pending and not decided:
+                _done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                while taken < len(finished) and not decided:
+                    task = finished[taken]
+                    taken += 1
                     index = tasks[task]
                     error = task.exception()
                     if error is None:
@@ -1143,36 +1160,38 @@ class Interpreter:
                             value=preview(results[index]),
                             named=_is_named(branches[index]),
                         )
-                        continue
-                    if not isinstance(error, ProseError):
-                        raise error
-                    failures[index] = error
-                    self.emit(
-                        ctx,
-                        ev.ParallelBranch,
-                        branch=names[index],
-                        status="failed",
-                        value=error.message,
-                    )
-                if failures and on_fail == "fail-fast":
-                    index, error = next(iter(failures.items()))
-                    raise ProseError(
-                        f"parallel branch {names[index]} failed: {error.message}",
-                        error.statement or headline(node),
-                        error.kind,
-                    )
-                if recorded is not None:
-                    continue  # the journal's branches, every one of them
-                if strategy != "all" and len(results) >= needed:
-                    break
-                if len(results) + len(pending) < needed:
-                    break
+                    else:
+                        if not isinstance(error, ProseError):
+                            raise error
+                        failures[index] = error
+                        self.emit(
+                            ctx,
+                            ev.ParallelBranch,
+                            branch=names[index],
+                            status="failed",
+                            value=error.message,
+                        )
+                    if failures and on_fail == "fail-fast":
+                        index, error = next(iter(failures.items()))
+                        raise ProseError(
+                            f"parallel branch {names[index]} failed: {error.message}",
+                            error.statement or headline(node),
+                            error.kind,
+                        )
+                    if recorded is not None:
+                        continue  # the journal's branches, every one of them
+                    # "first"/"any": decided by enough successes, or too few left to get them;
+                    # "all" waits for every branch (fail-fast aside).
+                    possible = len(results) + len(tasks) - taken
+                    decided = strategy != "all" and (len(results) >= needed or possible < needed)
         finally:
-            for task in pending:
-                task.cancel()
+            joined = set(finished[:taken])
+            unjoined = [task for task in tasks if task not in joined]
+            for task in unjoined:
+                task.cancel()  # done already for some: their answers are not joined
                 self.emit(ctx, ev.ParallelBranch, branch=names[tasks[task]], status="cancelled")
-            if pending:
-                await asyncio.gather(*pending, return_exceptions=True)
+            if unjoined:
+                await asyncio.gather(*unjoined, return_exceptions=True)
         if recorded is not None:
             results = {i: results[i] for i in recorded[0] if i in results}  # the journal's order
         elif strategy != "all":
