@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
-from collections.abc import Callable
 from pathlib import Path
 
 from openprose.vm import events as ev
@@ -21,75 +20,42 @@ from openprose.vm.rundir import (
     staged_directory,
     write_atomic,
 )
-from openprose.vm.state.base import RunInfo, StateError, program_hash, value_hash
+from openprose.vm.state.base import RunInfo, StateError, program_hash
 from openprose.vm.state.journal import Journal, process_alive
+from openprose.vm.state.store import JournaledStore, Replay
 from openprose.vm.values import Value
 
 JOURNAL = "journal.db"
-IMPORT_NAME = "@import"  # a journal commit naming the directory of a call's program
 
 
-class Replay:
-    """Whether a resumed run is still re-walking what it did before; shared by a run and
-    the programs it calls."""
-
-    def __init__(self, active: bool) -> None:
-        self.active = active
-
-
-class FilesystemStore:
+class FilesystemStore(JournaledStore):
     state = "filesystem"
 
     def __init__(self, directory: RunDirectory, journal: Journal, replay: Replay) -> None:
+        super().__init__(journal, replay, called=directory.path.parent.name == "imports")
         self.directory = directory
         self.run_id = directory.run_id
         self.path: Path | None = directory.path
-        self._journal = journal
-        self._replay = replay
 
-    @property
-    def journal(self) -> Journal:
-        return self._journal
+    def _write_binding(
+        self, name: str, kind: str, source: str, value: Value, execution_id: int | None
+    ) -> None:
+        self.directory.write_binding(name, kind, source, value, execution_id, durable=True)
 
-    @property
-    def replaying(self) -> bool:
-        return self._replay.active
-
-    def went_live(self) -> None:
-        """The run did something it had not done before: from here on it is narrated."""
-        self._replay.active = False
-
-    def commit_binding(
-        self,
-        key: str,
-        name: str,
-        kind: str,
-        source: str,
-        value: Value,
-        execution_id: int | None,
-    ) -> bool:
-        hashed = value_hash(value)
-        if self._journal.committed(key, name, execution_id) == hashed:
-            if self.directory.binding_path(name, execution_id).exists():
-                return False
+    def _committed_before(
+        self, name: str, kind: str, source: str, value: Value, execution_id: int | None
+    ) -> None:
+        if not self.directory.binding_path(name, execution_id).exists():
             # Committed, but its file did not survive (a power cut before the rename
             # reached the disk): write it again, quietly.
-            self.directory.write_binding(name, kind, source, value, execution_id, durable=True)
-            return False
-        self.went_live()
-        self.directory.write_binding(name, kind, source, value, execution_id, durable=True)
-        self._journal.record_commit(key, name, execution_id, hashed)
-        return True
+            self._write_binding(name, kind, source, value, execution_id)
 
-    def record(self, event: ev.Event) -> None:
-        final = isinstance(event, ev.ProgramEnd)
-        if not self._replay.active or final or isinstance(event, ev.Failure):
-            self.directory.record(event)
-        if final and self.directory.path.parent.name != "imports":
-            assert isinstance(event, ev.ProgramEnd)
-            self._journal.update_run(**end_fields(event))
-        if final:
-            self.directory.close()
+    def _narrate(self, event: ev.Event) -> None:
+        self.directory.record(event)
+
+    def _end(self, event: ev.ProgramEnd) -> None:
+        super()._end(event)
+        self.directory.close()
 
     def inputs(self) -> dict[str, Value]:
         given = self.directory.path / "inputs.json"
@@ -108,12 +74,7 @@ class FilesystemStore:
 
     def child(self, key: str, name: str, text: str, program_name: str) -> FilesystemStore:
         root = self.directory.path / "imports"
-        known = self._journal.committed(key, IMPORT_NAME, None)
-        if known is None:
-            # The name is journaled before the directory is made: a run killed in between
-            # makes the same one when it resumes, never a second.
-            known = free_import_name(self._journal, name, lambda n: (root / n).exists())
-            self._journal.record_commit(key, IMPORT_NAME, None, known, durable=True)
+        known = self._import_name(key, name, lambda n: (root / n).exists())
         if (root / known / "state.md").is_file():
             directory = RunDirectory(root / known, known)
             directory.append_state(f"---resume {_now()}")
@@ -126,18 +87,8 @@ class FilesystemStore:
 
     def close(self) -> None:
         self.directory.close()
-        if self.directory.path.parent.name != "imports":
+        if not self._called:
             self._journal.close()
-
-
-def end_fields(event: ev.ProgramEnd) -> dict[str, object]:
-    status = {"success": "completed", "error": "failed"}.get(event.status, event.status)
-    return {
-        "status": status,
-        "ended_at": event.ts,
-        "error": event.error,
-        "failed_statement": event.statement,
-    }
 
 
 def _now() -> str:
@@ -146,17 +97,6 @@ def _now() -> str:
     from openprose.vm.rundir import iso
 
     return iso(time.time())
-
-
-def free_import_name(journal: Journal, name: str, taken: Callable[[str], bool]) -> str:
-    """``name``, else ``name-2``, ``name-3``...: the first that no call of the run has
-    journaled and ``taken`` does not refuse."""
-    journaled = {v for (_k, n, _e), v in journal.commits.items() if n == IMPORT_NAME}
-    for n in range(1, 10_000):
-        candidate = name if n == 1 else f"{name}-{n}"
-        if candidate not in journaled and not taken(candidate):
-            return candidate
-    raise FileExistsError(name)  # pragma: no cover - ten thousand calls of one program
 
 
 class FilesystemCatalog:

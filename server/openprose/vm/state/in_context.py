@@ -21,10 +21,10 @@ from typing import Any
 from openprose.syntax import tree as t
 from openprose.vm import events as ev
 from openprose.vm.rundir import new_run_id
-from openprose.vm.state.base import RunInfo, StateError, program_hash, value_hash
-from openprose.vm.state.filesystem import Replay, end_fields
+from openprose.vm.state.base import RunInfo, StateError, program_hash
 from openprose.vm.state.journal import Journal, sqlite_transaction
 from openprose.vm.state.sqlite import parallel_step
+from openprose.vm.state.store import JournaledStore, Replay
 from openprose.vm.values import Value, render
 
 NOTHING_TO_RESUME = (
@@ -104,7 +104,7 @@ def _max(maximum: int | None) -> str:
     return str(maximum) if maximum is not None else "∞"
 
 
-class InContextStore:
+class InContextStore(JournaledStore):
     state = "in-context"
 
     def __init__(
@@ -117,49 +117,28 @@ class InContextStore:
         depth: int = 0,
         replay: Replay | None = None,
     ) -> None:
+        super().__init__(journal, replay if replay is not None else Replay(False), called=depth > 0)
         self.run_id = run_id
         self.path: Path | None = None
         self.bindings: dict[tuple[str, int | None], Binding] = {}
         self.narration = narration if narration is not None else Narration()
         self._text = program_text
         self._inputs: dict[str, Value] = {}
-        self._journal = journal
-        self._replay = replay if replay is not None else Replay(False)
         self._depth = depth  # a called program's markers nest under its call
         self._children: dict[str, InContextStore] = {}
-
-    @property
-    def journal(self) -> Journal:
-        return self._journal
-
-    @property
-    def replaying(self) -> bool:
-        return self._replay.active
 
     @property
     def lines(self) -> list[str]:
         """The narration: the whole record of the run (and of the programs it called)."""
         return self.narration.lines
 
-    def went_live(self) -> None:
-        self._replay.active = False
-
-    def commit_binding(
-        self,
-        key: str,
-        name: str,
-        kind: str,
-        source: str,
-        value: Value,
-        execution_id: int | None,
-    ) -> bool:
-        hashed = value_hash(value)
-        if self._journal.committed(key, name, execution_id) == hashed:
-            return False
-        self.went_live()
+    def _write_binding(
+        self, name: str, kind: str, source: str, value: Value, execution_id: int | None
+    ) -> None:
         self.bindings[(name, execution_id)] = Binding(kind, source, value)
-        self._journal.record_commit(key, name, execution_id, hashed)
-        return True
+
+    def _narrate(self, event: ev.Event) -> None:
+        self.narration.record(event, self._depth)
 
     def binding(self, name: str, execution_id: int | None = None) -> Value:
         """A committed binding's value (KeyError when there is none)."""
@@ -168,11 +147,6 @@ class InContextStore:
     def binding_text(self, name: str, execution_id: int | None = None) -> str | None:
         found = self.bindings.get((name, execution_id))
         return None if found is None else render(found.value)
-
-    def record(self, event: ev.Event) -> None:
-        self.narration.record(event, self._depth)
-        if isinstance(event, ev.ProgramEnd) and self._depth == 0:
-            self._journal.update_run(**end_fields(event))
 
     def inputs(self) -> dict[str, Value]:
         return dict(self._inputs)

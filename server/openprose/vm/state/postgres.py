@@ -35,11 +35,11 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from openprose.vm import events as ev
 from openprose.vm.rundir import iso, new_run_id, state_line
-from openprose.vm.state.base import RunInfo, StateError, program_hash, value_hash
-from openprose.vm.state.filesystem import IMPORT_NAME, Replay, end_fields
+from openprose.vm.state.base import RunInfo, StateError, program_hash
 from openprose.vm.state.journal import Journal, Transaction, info_from_row
 from openprose.vm.state.postgres_schema import SCHEMA, create_schema
 from openprose.vm.state.postgres_url import find_url, redact, scrub
+from openprose.vm.state.store import IMPORT_NAME, JournaledStore, Replay, end_fields
 from openprose.vm.values import Value, render
 
 if TYPE_CHECKING:
@@ -372,7 +372,7 @@ class RunRecord:
 # ---------------------------------------------------------------------- the store
 
 
-class PostgresStore:
+class PostgresStore(JournaledStore):
     state = "postgres"
     path: Path | None = None
 
@@ -385,24 +385,11 @@ class PostgresStore:
         called: bool = False,
         text: str = "",
     ) -> None:
+        super().__init__(journal, replay, called=called)
         self.record_rows = record
         self.run_id = record.run_id
         self.alias = record.alias
-        self._journal = journal
-        self._replay = replay
-        self._called = called
         self._text = text
-
-    @property
-    def journal(self) -> Journal:
-        return self._journal
-
-    @property
-    def replaying(self) -> bool:
-        return self._replay.active
-
-    def went_live(self) -> None:
-        self._replay.active = False
 
     def memory_connection(self) -> psycopg.Connection[Any]:
         """A new connection for agent memory (``vm.memory``), which closes it; a connection
@@ -421,14 +408,15 @@ class PostgresStore:
         value: Value,
         execution_id: int | None,
     ) -> bool:
-        hashed = value_hash(value)
-        journal_name = self.record_rows.name(name)
-        if self._journal.committed(key, journal_name, execution_id) == hashed:
-            return False
-        self.went_live()
+        return super().commit_binding(key, name, kind, source, value, execution_id)
+
+    def _journal_name(self, name: str) -> str:
+        return self.record_rows.name(name)
+
+    def _write_binding(
+        self, name: str, kind: str, source: str, value: Value, execution_id: int | None
+    ) -> None:
         self.record_rows.write_binding(name, kind, source, value, execution_id)
-        self._journal.record_commit(key, journal_name, execution_id, hashed)
-        return True
 
     @_guarded
     def binding_text(self, name: str, execution_id: int | None = None) -> str | None:
@@ -437,14 +425,15 @@ class PostgresStore:
 
     @_guarded
     def record(self, event: ev.Event) -> None:
-        final = isinstance(event, ev.ProgramEnd)
-        if not self._replay.active or final or isinstance(event, ev.Failure):
-            self.record_rows.record(event)
-        if final and not self._called:
-            assert isinstance(event, ev.ProgramEnd)
-            fields = end_fields(event)
-            self._journal.update_run(**fields)
-            self.record_rows.set_status(str(fields["status"]))
+        super().record(event)
+
+    def _narrate(self, event: ev.Event) -> None:
+        self.record_rows.record(event)
+
+    def _end(self, event: ev.ProgramEnd) -> None:
+        super()._end(event)
+        if not self._called:
+            self.record_rows.set_status(str(end_fields(event)["status"]))
 
     @_guarded
     def inputs(self) -> dict[str, Value]:

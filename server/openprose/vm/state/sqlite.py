@@ -35,14 +35,14 @@ from openprose.vm.rundir import (
     state_line,
     write_atomic,
 )
-from openprose.vm.state.base import RunInfo, StateError, program_hash, value_hash
-from openprose.vm.state.filesystem import IMPORT_NAME, Replay, end_fields, free_import_name
+from openprose.vm.state.base import RunInfo, StateError, program_hash
 from openprose.vm.state.journal import (
     Journal,
     connect_sqlite,
     process_alive,
     sqlite_transaction,
 )
+from openprose.vm.state.store import JournaledStore, Replay, end_fields
 from openprose.vm.values import Value, render
 
 DATABASE = "state.db"
@@ -319,7 +319,7 @@ def parallel_step(step: str, is_open: Callable[[str], bool]) -> str:
     return candidate if is_open(candidate) else step
 
 
-class SqliteStore:
+class SqliteStore(JournaledStore):
     state = "sqlite"
 
     def __init__(
@@ -332,54 +332,23 @@ class SqliteStore:
         *,
         called: bool = False,
     ) -> None:
+        super().__init__(journal, replay, called=called)
         self.path: Path | None = path
         self.directory = path
         self.run_id = run_id
         self.database = database
-        self._journal = journal
-        self._replay = replay
-        self._called = called  # the store of a program this run calls
 
-    @property
-    def journal(self) -> Journal:
-        return self._journal
-
-    @property
-    def replaying(self) -> bool:
-        return self._replay.active
-
-    def went_live(self) -> None:
-        """The run did something it had not done before: from here on it is narrated."""
-        self._replay.active = False
-
-    def commit_binding(
-        self,
-        key: str,
-        name: str,
-        kind: str,
-        source: str,
-        value: Value,
-        execution_id: int | None,
-    ) -> bool:
-        hashed = value_hash(value)
-        if self._journal.committed(key, name, execution_id) == hashed:
-            return False
-        self.went_live()
+    def _write_binding(
+        self, name: str, kind: str, source: str, value: Value, execution_id: int | None
+    ) -> None:
         self.database.write_binding(name, kind, source, value, execution_id)
-        self._journal.record_commit(key, name, execution_id, hashed)
-        return True
+
+    def _narrate(self, event: ev.Event) -> None:
+        self.database.record(event)
 
     def binding_text(self, name: str, execution_id: int | None = None) -> str | None:
         """The committed value of a binding as its row (or attachment) holds it."""
         return self.database.binding_text(name, execution_id)
-
-    def record(self, event: ev.Event) -> None:
-        final = isinstance(event, ev.ProgramEnd)
-        if not self._replay.active or final or isinstance(event, ev.Failure):
-            self.database.record(event)
-        if final and not self._called:
-            assert isinstance(event, ev.ProgramEnd)
-            self._journal.update_run(**end_fields(event))
 
     def inputs(self) -> dict[str, Value]:
         return self._journal.inputs()
@@ -392,11 +361,7 @@ class SqliteStore:
 
     def child(self, key: str, name: str, text: str, program_name: str) -> SqliteStore:
         root = self.directory / "imports"
-        known = self._journal.committed(key, IMPORT_NAME, None)
-        if known is None:
-            # Journaled before it is made: a run killed in between makes the same one.
-            known = free_import_name(self._journal, name, lambda n: (root / n).exists())
-            self._journal.record_commit(key, IMPORT_NAME, None, known, durable=True)
+        known = self._import_name(key, name, lambda n: (root / n).exists())
         if (root / known / DATABASE).is_file():
             database = SqliteRunDatabase(root / known / DATABASE)
             database.append("", f"---resume {iso(time.time())}", "resumed", {})
