@@ -8,20 +8,13 @@ steps in SQLite (WAL), which is what a resume reads.  No server.
 from __future__ import annotations
 
 import json
-import shutil
-import sqlite3
 from pathlib import Path
 
 from openprose.vm import events as ev
-from openprose.vm.rundir import (
-    RunDirectory,
-    new_run_id,
-    publish,
-    staged_directory,
-    write_atomic,
-)
-from openprose.vm.state.base import RunInfo, StateError, program_hash
-from openprose.vm.state.journal import Journal, process_alive
+from openprose.vm.rundir import RunDirectory, publish, staged_directory, write_atomic
+from openprose.vm.state.base import RunInfo, StateError
+from openprose.vm.state.catalog import DirectoryCatalog, take_over
+from openprose.vm.state.journal import Journal
 from openprose.vm.state.store import JournaledStore, Replay
 from openprose.vm.values import Value
 
@@ -99,77 +92,38 @@ def _now() -> str:
     return iso(time.time())
 
 
-class FilesystemCatalog:
+class FilesystemCatalog(DirectoryCatalog[FilesystemStore]):
     """The runs under ``root`` (``.prose/runs``) that have a journal."""
 
     state = "filesystem"
+    MARKER = JOURNAL
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
-
-    def create(
-        self,
-        program_text: str,
-        program_name: str,
-        inputs: dict[str, Value],
-        *,
-        backend: str = "",
-        run_id: str | None = None,
-    ) -> FilesystemStore:
-        # Made in a hidden directory and renamed into place once its journal holds the
-        # run's row: a run killed while it is made is not half there.
-        for _ in range(20):
-            rid = run_id or new_run_id()
-            if not (self.root / rid).exists():
-                break
-            if run_id is not None:
-                raise FileExistsError(self.root / rid)
-        staging = staged_directory(self.root, rid)
-        RunDirectory.fill(staging, rid, program_text, program_name)
+    def _make(
+        self, staging: Path, run_id: str, text: str, program_name: str, inputs: dict[str, Value]
+    ) -> Journal:
+        RunDirectory.fill(staging, run_id, text, program_name)
         write_atomic(staging / "inputs.json", json.dumps(inputs) + "\n", durable=True)
-        journal = Journal.sqlite(staging / JOURNAL, rid)
-        journal.start_run(
-            self.state,
-            program_name,
-            program_text,
-            program_hash(program_text),
-            inputs,
-            backend,
-        )
-        journal.close()
-        publish(staging, self.root / rid)
-        path = self.root / rid
-        return FilesystemStore(
-            RunDirectory(path, rid), Journal.sqlite(path / JOURNAL, rid), Replay(False)
-        )
+        return Journal.sqlite(staging / JOURNAL, run_id)
 
-    def _journal_path(self, run_id: str) -> Path:
-        if not run_id or "/" in run_id or run_id in (".", ".."):
-            raise StateError(f"no run {run_id!r} in {self.root}")
-        path = self.root / run_id / JOURNAL
-        if not path.is_file():
-            raise StateError(f"no run {run_id!r} in {self.root}")
-        return path
+    def _store(self, path: Path, run_id: str) -> FilesystemStore:
+        return FilesystemStore(
+            RunDirectory(path, run_id), Journal.sqlite(path / JOURNAL, run_id), Replay(False)
+        )
 
     def open(self, run_id: str) -> FilesystemStore:
-        path = self._journal_path(run_id)
+        path = self._path(run_id)
         try:
             directory = RunDirectory.open(path.parent)
         except OSError as error:
             raise StateError(f"cannot open run {run_id}: {error}") from None
         journal = Journal.sqlite(path, run_id)
         journal.load()
-        info = journal.run_info()
-        if info is not None and info.status == "running":
-            journal.close()
-            raise StateError(f"run {run_id} is still running (process {info.pid})")
-        journal.claim()
+        replay = take_over(run_id, journal.run_info(), journal)
         directory.append_state(f"---resume {_now()}")
-        replay = Replay(bool(journal.steps or journal.commits))
         return FilesystemStore(directory, journal, replay)
 
     def info(self, run_id: str) -> RunInfo:
-        journal = Journal.sqlite(self._journal_path(run_id), run_id)
+        journal = Journal.sqlite(self._path(run_id), run_id)
         try:
             info = journal.run_info(str(self.root / run_id))
         finally:
@@ -177,20 +131,3 @@ class FilesystemCatalog:
         if info is None:
             raise StateError(f"run {run_id} has no summary in its journal")
         return info
-
-    def runs(self) -> list[RunInfo]:
-        found = []
-        if self.root.is_dir():
-            for entry in sorted(self.root.iterdir(), reverse=True):
-                if (entry / JOURNAL).is_file() and not entry.name.startswith("."):
-                    try:
-                        found.append(self.info(entry.name))
-                    except (StateError, OSError, sqlite3.Error):  # a broken run is listed as such
-                        found.append(RunInfo(entry.name, self.state, status="unreadable"))
-        return found
-
-    def remove(self, run_id: str) -> None:
-        info = self.info(run_id)
-        if info.status == "running" and process_alive(info.pid, info.host):
-            raise StateError(f"run {run_id} is still running (process {info.pid})")
-        shutil.rmtree(self.root / run_id)

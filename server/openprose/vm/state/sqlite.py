@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-import shutil
 import sqlite3
 import time
 from collections.abc import Callable
@@ -27,19 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from openprose.vm import events as ev
-from openprose.vm.rundir import (
-    iso,
-    new_run_id,
-    publish,
-    staged_directory,
-    state_line,
-    write_atomic,
-)
-from openprose.vm.state.base import RunInfo, StateError, program_hash
+from openprose.vm.rundir import iso, publish, staged_directory, state_line, write_atomic
+from openprose.vm.state.base import RunInfo, StateError
+from openprose.vm.state.catalog import DirectoryCatalog, take_over
 from openprose.vm.state.journal import (
     Journal,
     connect_sqlite,
-    process_alive,
     sqlite_transaction,
 )
 from openprose.vm.state.store import JournaledStore, Replay, end_fields
@@ -409,55 +401,27 @@ def _journal(database: SqliteRunDatabase, run_id: str) -> Journal:
     )
 
 
-class SqliteCatalog:
+class SqliteCatalog(DirectoryCatalog[SqliteStore]):
     """The runs under ``root`` (``.prose/runs``) that have a ``state.db``."""
 
     state = "sqlite"
+    MARKER = DATABASE
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
-
-    def create(
-        self,
-        program_text: str,
-        program_name: str,
-        inputs: dict[str, Value],
-        *,
-        backend: str = "",
-        run_id: str | None = None,
-    ) -> SqliteStore:
-        # Made in a hidden directory and renamed into place once state.db holds the
-        # journal's row of the run: a run killed while it is made is not half there.
-        for _ in range(20):
-            rid = run_id or new_run_id()
-            if not (self.root / rid).exists():
-                break
-            if run_id is not None:
-                raise FileExistsError(self.root / rid)
-        staging = staged_directory(self.root, rid)
-        database = _create_run(staging, rid, program_text, program_name)
-        journal = _journal(database, rid)
+    def _make(
+        self, staging: Path, run_id: str, text: str, program_name: str, inputs: dict[str, Value]
+    ) -> Journal:
+        database = _create_run(staging, run_id, text, program_name)
+        journal = _journal(database, run_id)
         journal.create_tables()
-        journal.start_run(
-            self.state, program_name, program_text, program_hash(program_text), inputs, backend
-        )
-        journal.close()
         database.close()
-        path = self.root / rid
-        publish(staging, path)
-        database = SqliteRunDatabase(path / DATABASE)
-        return SqliteStore(path, rid, database, _journal(database, rid), Replay(False))
+        return journal
 
-    def _database_path(self, run_id: str) -> Path:
-        if not run_id or "/" in run_id or run_id in (".", ".."):
-            raise StateError(f"no run {run_id!r} in {self.root}")
-        path = self.root / run_id / DATABASE
-        if not path.is_file():
-            raise StateError(f"no run {run_id!r} in {self.root}")
-        return path
+    def _store(self, path: Path, run_id: str) -> SqliteStore:
+        database = SqliteRunDatabase(path / DATABASE)
+        return SqliteStore(path, run_id, database, _journal(database, run_id), Replay(False))
 
     def open(self, run_id: str) -> SqliteStore:
-        path = self._database_path(run_id)
+        path = self._path(run_id)
         database = journal = None
         try:
             database = SqliteRunDatabase(path)
@@ -469,18 +433,13 @@ class SqliteCatalog:
                 if opened is not None:
                     opened.close()
             raise StateError(f"cannot open run {run_id}: {error}") from None
-        if info is not None and info.status == "running":
-            journal.close()
-            database.close()
-            raise StateError(f"run {run_id} is still running (process {info.pid})")
-        journal.claim()
+        replay = take_over(run_id, info, journal, database)
         database.set_status("running")
         database.append("", f"---resume {iso(time.time())}", "resumed", {})
-        replay = Replay(bool(journal.steps or journal.commits))
         return SqliteStore(path.parent, run_id, database, journal, replay)
 
     def info(self, run_id: str) -> RunInfo:
-        path = self._database_path(run_id)
+        path = self._path(run_id)
         try:
             connection = connect_sqlite(path)
         except sqlite3.Error as error:
@@ -497,20 +456,3 @@ class SqliteCatalog:
         if info is None:
             raise StateError(f"run {run_id} has no summary in its journal")
         return info
-
-    def runs(self) -> list[RunInfo]:
-        found = []
-        if self.root.is_dir():
-            for entry in sorted(self.root.iterdir(), reverse=True):
-                if (entry / DATABASE).is_file() and not entry.name.startswith("."):
-                    try:
-                        found.append(self.info(entry.name))
-                    except (StateError, OSError, sqlite3.Error):  # a broken run is listed as such
-                        found.append(RunInfo(entry.name, self.state, status="unreadable"))
-        return found
-
-    def remove(self, run_id: str) -> None:
-        info = self.info(run_id)
-        if info.status == "running" and process_alive(info.pid, info.host):
-            raise StateError(f"run {run_id} is still running (process {info.pid})")
-        shutil.rmtree(self.root / run_id)
