@@ -31,8 +31,10 @@ from pathlib import Path
 from typing import Any
 
 from openprose.vm.memory_store import Found, MemoryTxn, Segment
+from openprose.vm.state import postgres_schema
+from openprose.vm.state import sqlite as sqlite_state
 from openprose.vm.state.base import StateError
-from openprose.vm.state.journal import connect_sqlite
+from openprose.vm.state.journal import connect_sqlite, sqlite_transaction
 
 SCOPES = {"true": "execution", "project": "project", "user": "user"}
 
@@ -43,22 +45,8 @@ def scope_label(scope: str) -> str:
 
 
 SQLITE_SCHEMA = (
-    """CREATE TABLE IF NOT EXISTS agents (
-        name TEXT PRIMARY KEY,
-        scope TEXT,
-        memory TEXT,
-        created_at TEXT DEFAULT (datetime('now')),
-        updated_at TEXT DEFAULT (datetime('now'))
-    )""",
-    """CREATE TABLE IF NOT EXISTS agent_segments (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        agent_name TEXT REFERENCES agents(name),
-        segment_number INTEGER,
-        timestamp TEXT DEFAULT (datetime('now')),
-        prompt TEXT,
-        summary TEXT,
-        UNIQUE(agent_name, segment_number)
-    )""",
+    sqlite_state.AGENTS,
+    sqlite_state.AGENT_SEGMENTS,
     """CREATE TABLE IF NOT EXISTS x_agent_steps (
         agent_name TEXT NOT NULL,
         segment_number INTEGER NOT NULL,
@@ -241,10 +229,9 @@ class SqliteMemoryStore:
         connection = connect(path)
         try:
             if create:
-                connection.execute("BEGIN IMMEDIATE")
-                for statement in SQLITE_SCHEMA:
-                    connection.execute(statement)
-                connection.execute("COMMIT")
+                with sqlite_transaction(connection)() as cursor:
+                    for statement in SQLITE_SCHEMA:
+                        cursor.execute(statement)
             elif not _has_tables(connection):
                 yield None
                 return
@@ -264,39 +251,15 @@ class SqliteMemoryStore:
             found = row.fetchone()
             return None if found is None else found[0]
 
-    @staticmethod
-    def _create_schema(connection: Any, cursor: Any) -> None:
-        """The tables and indexes, when one is missing.  Checked first and created one
-        statement a transaction: ``CREATE INDEX IF NOT EXISTS`` locks its table even when
-        the index exists, and holding those locks together with another run's writes to
-        both tables deadlocked."""
-        cursor.execute(
-            "SELECT " + " AND ".join(f"to_regclass('{n}') IS NOT NULL" for n in _SCHEMA_OBJECTS)
-        )
-        row = cursor.fetchone()
-        connection.commit()
-        if row is not None and row[0]:
-            return
-        for statement in POSTGRES_SCHEMA:
-            cursor.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_id("schema"),))
-            cursor.execute(statement)
-            connection.commit()
-
     @contextlib.contextmanager
     def transaction(self, agent: str, scope: str, *, create: bool) -> Iterator[MemoryTxn | None]:
         with self._connection(scope, create) as connection:
             if connection is None:
                 yield None
                 return
-            cursor = connection.cursor()
-            cursor.execute("BEGIN IMMEDIATE")
-            try:
+            # BEGIN IMMEDIATE: the database's write lock for the whole record.
+            with sqlite_transaction(connection)() as cursor:
                 yield SqlTxn(cursor, agent, scope)
-            except BaseException:
-                connection.rollback()
-                raise
-            else:
-                cursor.execute("COMMIT")
 
     def agents(self, scope: str) -> list[str]:
         with self._connection(scope, False) as connection:
@@ -330,33 +293,14 @@ def _has_tables(connection: sqlite3.Connection) -> bool:
     return len(rows) == 3
 
 
-# The spec's tables with its keys written as unique indexes (as state/postgres.py does,
-# under the same names: whichever creates them first, they are the same).
+# The spec's tables with its keys written as unique indexes (state/postgres_schema.py's
+# own statements: whichever creates them first, they are the same).
 POSTGRES_SCHEMA = (
     "CREATE SCHEMA IF NOT EXISTS openprose",
-    """CREATE TABLE IF NOT EXISTS openprose.agents (
-        name TEXT NOT NULL,
-        run_id TEXT,
-        scope TEXT NOT NULL CHECK (scope IN ('execution', 'project', 'user', 'custom')),
-        memory TEXT,
-        created_at TIMESTAMPTZ NOT NULL DEFAULT NOW(),
-        updated_at TIMESTAMPTZ NOT NULL DEFAULT NOW(),
-        metadata JSONB DEFAULT '{}'::jsonb
-    )""",
-    """CREATE UNIQUE INDEX IF NOT EXISTS agents_scope
-        ON openprose.agents (name, COALESCE(run_id, '__project__'))""",
-    """CREATE TABLE IF NOT EXISTS openprose.agent_segments (
-        id SERIAL PRIMARY KEY,
-        agent_name TEXT NOT NULL,
-        run_id TEXT,
-        segment_number INTEGER NOT NULL,
-        timestamp TIMESTAMPTZ NOT NULL DEFAULT NOW(),
-        prompt TEXT,
-        summary TEXT,
-        metadata JSONB DEFAULT '{}'::jsonb
-    )""",
-    """CREATE UNIQUE INDEX IF NOT EXISTS agent_segments_number ON openprose.agent_segments
-        (agent_name, COALESCE(run_id, '__project__'), segment_number)""",
+    postgres_schema.AGENTS,
+    postgres_schema.AGENTS_SCOPE,
+    postgres_schema.AGENT_SEGMENTS,
+    postgres_schema.AGENT_SEGMENTS_NUMBER,
     """CREATE TABLE IF NOT EXISTS openprose.x_agent_steps (
         agent_name TEXT NOT NULL,
         agent_run TEXT,

@@ -22,6 +22,32 @@ SCHEMA = "openprose"
 # Serialises the schema's creation: two first runs at once would race CREATE TABLE.
 SCHEMA_LOCK = 0x6F7000
 
+# The agent tables, shared with agent memory (vm/memory_sql.py), which may be the first
+# to create them: whichever does, they are the same.
+AGENTS = """CREATE TABLE IF NOT EXISTS openprose.agents (
+    name TEXT NOT NULL,
+    run_id TEXT,
+    scope TEXT NOT NULL CHECK (scope IN ('execution', 'project', 'user', 'custom')),
+    memory TEXT,
+    created_at TIMESTAMPTZ NOT NULL DEFAULT NOW(),
+    updated_at TIMESTAMPTZ NOT NULL DEFAULT NOW(),
+    metadata JSONB DEFAULT '{}'::jsonb
+)"""
+AGENTS_SCOPE = """CREATE UNIQUE INDEX IF NOT EXISTS agents_scope
+    ON openprose.agents (name, COALESCE(run_id, '__project__'))"""
+AGENT_SEGMENTS = """CREATE TABLE IF NOT EXISTS openprose.agent_segments (
+    id SERIAL PRIMARY KEY,
+    agent_name TEXT NOT NULL,
+    run_id TEXT,
+    segment_number INTEGER NOT NULL,
+    timestamp TIMESTAMPTZ NOT NULL DEFAULT NOW(),
+    prompt TEXT,
+    summary TEXT,
+    metadata JSONB DEFAULT '{}'::jsonb
+)"""
+AGENT_SEGMENTS_NUMBER = """CREATE UNIQUE INDEX IF NOT EXISTS agent_segments_number
+    ON openprose.agent_segments (agent_name, COALESCE(run_id, '__project__'), segment_number)"""
+
 CORE_SCHEMA = (
     """CREATE TABLE IF NOT EXISTS openprose.run (
         id TEXT PRIMARY KEY,
@@ -64,29 +90,10 @@ CORE_SCHEMA = (
     )""",
     """CREATE UNIQUE INDEX IF NOT EXISTS bindings_scope
         ON openprose.bindings (name, run_id, COALESCE(execution_id, -1))""",
-    """CREATE TABLE IF NOT EXISTS openprose.agents (
-        name TEXT NOT NULL,
-        run_id TEXT,
-        scope TEXT NOT NULL CHECK (scope IN ('execution', 'project', 'user', 'custom')),
-        memory TEXT,
-        created_at TIMESTAMPTZ NOT NULL DEFAULT NOW(),
-        updated_at TIMESTAMPTZ NOT NULL DEFAULT NOW(),
-        metadata JSONB DEFAULT '{}'::jsonb
-    )""",
-    """CREATE UNIQUE INDEX IF NOT EXISTS agents_scope
-        ON openprose.agents (name, COALESCE(run_id, '__project__'))""",
-    """CREATE TABLE IF NOT EXISTS openprose.agent_segments (
-        id SERIAL PRIMARY KEY,
-        agent_name TEXT NOT NULL,
-        run_id TEXT,
-        segment_number INTEGER NOT NULL,
-        timestamp TIMESTAMPTZ NOT NULL DEFAULT NOW(),
-        prompt TEXT,
-        summary TEXT,
-        metadata JSONB DEFAULT '{}'::jsonb
-    )""",
-    """CREATE UNIQUE INDEX IF NOT EXISTS agent_segments_number ON openprose.agent_segments
-        (agent_name, COALESCE(run_id, '__project__'), segment_number)""",
+    AGENTS,
+    AGENTS_SCOPE,
+    AGENT_SEGMENTS,
+    AGENT_SEGMENTS_NUMBER,
     """CREATE TABLE IF NOT EXISTS openprose.imports (
         alias TEXT NOT NULL,
         run_id TEXT NOT NULL REFERENCES openprose.run(id) ON DELETE CASCADE,

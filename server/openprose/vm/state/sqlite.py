@@ -43,6 +43,25 @@ ATTACHMENTS = "attachments"
 ATTACHMENT_BYTES = 100 * 1024  # the spec's "~100KB"
 PREFIX = "x_"  # the spec's prefix for extension tables
 
+# The agent tables, shared with agent memory (vm/memory_sql.py), which may be the first
+# to create them in a run's state.db.
+AGENTS = """CREATE TABLE IF NOT EXISTS agents (
+    name TEXT PRIMARY KEY,
+    scope TEXT,
+    memory TEXT,
+    created_at TEXT DEFAULT (datetime('now')),
+    updated_at TEXT DEFAULT (datetime('now'))
+)"""
+AGENT_SEGMENTS = """CREATE TABLE IF NOT EXISTS agent_segments (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    agent_name TEXT REFERENCES agents(name),
+    segment_number INTEGER,
+    timestamp TEXT DEFAULT (datetime('now')),
+    prompt TEXT,
+    summary TEXT,
+    UNIQUE(agent_name, segment_number)
+)"""
+
 CORE_SCHEMA = (
     """CREATE TABLE IF NOT EXISTS run (
         id TEXT PRIMARY KEY,
@@ -77,22 +96,8 @@ CORE_SCHEMA = (
     )""",
     """CREATE UNIQUE INDEX IF NOT EXISTS bindings_scope
         ON bindings (name, IFNULL(execution_id, -1))""",
-    """CREATE TABLE IF NOT EXISTS agents (
-        name TEXT PRIMARY KEY,
-        scope TEXT,
-        memory TEXT,
-        created_at TEXT DEFAULT (datetime('now')),
-        updated_at TEXT DEFAULT (datetime('now'))
-    )""",
-    """CREATE TABLE IF NOT EXISTS agent_segments (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        agent_name TEXT REFERENCES agents(name),
-        segment_number INTEGER,
-        timestamp TEXT DEFAULT (datetime('now')),
-        prompt TEXT,
-        summary TEXT,
-        UNIQUE(agent_name, segment_number)
-    )""",
+    AGENTS,
+    AGENT_SEGMENTS,
     """CREATE TABLE IF NOT EXISTS imports (
         alias TEXT PRIMARY KEY,
         source_url TEXT,
