@@ -206,3 +206,22 @@ def test_parallel_for_keeps_results_in_item_order(run_prose: Any) -> None:
         '"[dry run] Do b at 1 (agent: -; model: default)", '
         '"[dry run] Do c at 2 (agent: -; model: default)"]'
     )
+
+
+def test_a_race_binds_the_branches_it_did_not_join_to_nothing(run_prose: Any) -> None:
+    run = run_prose(
+        """\
+        parallel ("any", count: 2):
+          a = session "A"
+          b = session "B"
+          c = session "C"
+        session "Pick one"
+          context: { a, b, c }
+        """
+    )
+    assert run.result.status == "success", run.result.error
+    # The first two to finish are joined; the third's name is bound to nothing, and a
+    # context that names it passes only the others.
+    assert [name for name, _ in run.backend.sessions[-1].context] == ["a", "b"]
+    assert run.binding("c") == ""
+    assert run.binding("a").startswith("[dry run] A")

@@ -875,7 +875,10 @@ class Interpreter:
                 text = render(await self.expression(item.value, ctx))
             else:
                 label = item.value if isinstance(item, t.Name) else source_of(item)
-                text = render(await self.expression(item, ctx))
+                bound = await self.expression(item, ctx)
+                if bound is None:
+                    continue  # nothing to pass: a race's branch that did not finish, say
+                text = render(bound)
             if len(text) > self.options.context_limit:
                 summary = await self.backend.summarise(
                     SummaryRequest(label, text, self.options.context_limit, ctx.key)
@@ -1232,7 +1235,12 @@ class Interpreter:
                         message=f"branch {names[index]} failed: {failures[index].message}",
                     )
             else:
-                continue  # cancelled
+                if isinstance(branch, t.Assignment) and branch.target is not None:
+                    # A race's branch that was not joined: its name is bound to nothing,
+                    # so the program can still name every candidate (a context of all of
+                    # them passes those that finished).
+                    self.bind(_branch_ctx(ctx, index), branch.target.value, "let", None, branch)
+                continue
             joined[names[index]] = value
             if index in results:
                 self.join_stage(stages[index], ctx)
