@@ -14,7 +14,7 @@ from typing import Any
 from openprose.vm.rundir import write_atomic
 from openprose.vm.state.base import StateError
 from openprose.vm.state.control_types import StoreReport
-from openprose.vm.state.journal import process_alive
+from openprose.vm.state.journal import process_alive, sqlite_transaction
 
 JOURNAL_FILE = "journal.db"
 SQLITE_FILE = "state.db"
@@ -122,18 +122,11 @@ def _sqlite(path: Path) -> sqlite3.Connection:
 
 @contextlib.contextmanager
 def _transaction(path: Path) -> Iterator[sqlite3.Cursor]:
-    connection = _sqlite(path)
-    try:
-        cursor = connection.cursor()
-        cursor.execute("BEGIN IMMEDIATE")
-        try:
-            yield cursor
-        except BaseException:
-            connection.rollback()
-            raise
-        cursor.execute("COMMIT")
-    finally:
-        connection.close()
+    with (
+        contextlib.closing(_sqlite(path)) as connection,
+        sqlite_transaction(connection)() as cursor,
+    ):
+        yield cursor
 
 
 def _tables(cursor: sqlite3.Cursor) -> set[str]:

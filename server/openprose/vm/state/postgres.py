@@ -398,17 +398,9 @@ class PostgresStore(JournaledStore):
             raise StateError("postgres: this run's store cannot open a connection for memory")
         return self.record_rows.reconnect()
 
-    @_guarded
-    def commit_binding(
-        self,
-        key: str,
-        name: str,
-        kind: str,
-        source: str,
-        value: Value,
-        execution_id: int | None,
-    ) -> bool:
-        return super().commit_binding(key, name, kind, source, value, execution_id)
+    # The shared ones, with the driver's failures as StateErrors.
+    commit_binding = _guarded(JournaledStore.commit_binding)
+    record = _guarded(JournaledStore.record)
 
     def _journal_name(self, name: str) -> str:
         return self.record_rows.name(name)
@@ -422,10 +414,6 @@ class PostgresStore(JournaledStore):
     def binding_text(self, name: str, execution_id: int | None = None) -> str | None:
         """The committed value of a binding as its row holds it."""
         return self.record_rows.binding(name, execution_id)
-
-    @_guarded
-    def record(self, event: ev.Event) -> None:
-        super().record(event)
 
     def _narrate(self, event: ev.Event) -> None:
         self.record_rows.record(event)
