@@ -90,8 +90,8 @@ class JournaledStore:
 
     def record(self, event: ev.Event) -> None:
         final = isinstance(event, ev.ProgramEnd)
-        # A replayed step's narration is in the record already; a failure and the end
-        # are narrated again, since they may differ from the killed run's.
+        # A replayed step's narration is in the record already (RunStore.replaying);
+        # a failure and the run's end are written even while replaying.
         if not self._replay.active or final or isinstance(event, ev.Failure):
             self._narrate(event)
         if isinstance(event, ev.ProgramEnd):
