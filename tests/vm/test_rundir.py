@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -52,3 +53,21 @@ def test_atomic_writes_leave_no_temporary_file(tmp_path: Path) -> None:
     write_atomic(target, "two")
     assert target.read_text() == "two"
     assert [p.name for p in tmp_path.iterdir()] == ["b.md"]
+
+
+def test_a_staging_left_by_a_dead_process_is_removed_by_the_next(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from openprose.vm.rundir import staged_directory
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    left = tmp_path / f".20260101-000000-aaaaaa.{int(dead.stdout)}.new"
+    left.mkdir()
+    (left / "state.md").write_text("half made", encoding="utf-8")
+    live = tmp_path / f".20260101-000000-bbbbbb.{os.getppid()}.new"  # a process still alive
+    live.mkdir()
+    staging = staged_directory(tmp_path, "20260101-000000-cccccc")
+    assert staging.name == f".20260101-000000-cccccc.{os.getpid()}.new"
+    assert not left.exists() and live.exists()

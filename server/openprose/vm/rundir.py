@@ -209,16 +209,38 @@ def sync_directory(directory: Path) -> None:
 
 def staged_directory(root: Path, name: str) -> Path:
     """An empty directory beside ``root / name`` to build it in before renaming it into
-    place (``publish``): a run killed while it is made leaves no half-made run behind,
-    only this hidden directory, which the next one of that name clears."""
-    root.mkdir(parents=True, exist_ok=True)
-    staging = root / f".{name}.new"
-    if staging.exists():
-        import shutil
+    place (``publish``): a run killed while it is made leaves no half-made run behind, only
+    a hidden ``.{name}.{pid}.new``, which the next staging in ``root`` removes once its
+    process is gone."""
+    import shutil
 
+    root.mkdir(parents=True, exist_ok=True)
+    for entry in root.iterdir():
+        pid = _staging_pid(entry.name)
+        if pid is not None and not _alive(pid):
+            shutil.rmtree(entry, ignore_errors=True)
+    staging = root / f".{name}.{os.getpid()}.new"
+    if staging.exists():
         shutil.rmtree(staging)
     staging.mkdir()
     return staging
+
+
+def _staging_pid(name: str) -> int | None:
+    if not (name.startswith(".") and name.endswith(".new")):
+        return None
+    pid = name[:-4].rsplit(".", 1)[-1]
+    return int(pid) if pid.isdigit() else None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def publish(staging: Path, target: Path) -> None:
