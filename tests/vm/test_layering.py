@@ -21,6 +21,8 @@ LAZY_SDKS = {
     "postgres.py": "psycopg",  # the postgres state backend's driver, and its schema's
     "postgres_schema.py": "psycopg",
 }
+# OpenTelemetry's packages, by the telemetry module only, once telemetry is configured.
+LAZY_PACKAGES = {"telemetry.py": "opentelemetry"}
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -40,7 +42,9 @@ def test_vm_modules_import_only_the_layers_below() -> None:
         for name in imported_modules(path):
             if name.startswith("openprose"):
                 assert name.startswith(ALLOWED), f"{path.name} imports {name}"
-            elif LAZY_SDKS.get(path.name) == name:
+            elif name == LAZY_SDKS.get(path.name) or (
+                name.split(".")[0] == LAZY_PACKAGES.get(path.name)
+            ):
                 continue  # imported inside a function; the test below checks it stays lazy
             else:
                 assert name.split(".")[0] in sys.stdlib_module_names, f"{path.name}: {name}"
@@ -50,9 +54,18 @@ def test_importing_the_vm_loads_no_server_or_sdk() -> None:
     code = (
         "import sys, openprose.vm, openprose.cli.run\n"
         "bad = [m for m in sys.modules if m.split('.')[0] in "
-        "('pygls', 'lsprotocol', 'anthropic', 'openai', 'claude_agent_sdk', 'psycopg')"
+        "('pygls', 'lsprotocol', 'anthropic', 'openai', 'claude_agent_sdk', 'psycopg', "
+        "'opentelemetry')"
         " or m.startswith(('openprose.lsp', 'openprose.ide'))]\n"
         "print(bad)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_opentelemetry_is_imported_only_inside_functions() -> None:
+    tree = ast.parse((VM / "telemetry.py").read_text(encoding="utf-8"))
+    top = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
+    names = [a.name for n in top if isinstance(n, ast.Import) for a in n.names]
+    names += [n.module or "" for n in top if isinstance(n, ast.ImportFrom)]
+    assert not [n for n in names if n.split(".")[0] == "opentelemetry"]

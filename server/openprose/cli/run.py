@@ -135,6 +135,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="where run directories are created (default: .prose/runs in the current directory)",
     )
+    parser.add_argument(
+        "--otel",
+        action="store_true",
+        help="send OpenTelemetry traces and metrics where the OTEL_* variables say (needs the "
+        "otel extra; docs/run.md, Traces and metrics)",
+    )
     add_size_option(parser)
 
 
@@ -262,6 +268,7 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         isatty = getattr(stderr, "isatty", None)
         terminal = bool(isatty and isatty())
         sinks = [Progress(stderr, terminal, total=len(module.statements()))]
+    telemetry = _telemetry(args.otel)
     try:
         result = asyncio.run(
             run_file(
@@ -282,6 +289,7 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                 remote=loader,
                 state=state,
                 fetched=fetched,
+                telemetry=telemetry,
             )
         )
     except MissingInput as missing_input:  # pragma: no cover - inputs are gathered above
@@ -294,7 +302,20 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     except StateError as error:
         # The state backend cannot be reached or written: nothing more can be kept durable.
         raise UsageError(f"{state} state: {error}") from None
+    finally:
+        if telemetry is not None:
+            telemetry.shutdown()  # exports what is left before the process ends
     return _report(result, args.json, stdout, stderr)
+
+
+def _telemetry(forced: bool) -> Any:
+    """OpenTelemetry as the OTEL_* variables configure it (vm/telemetry.py), or None."""
+    from openprose.vm.telemetry import TelemetryError, from_environment
+
+    try:
+        return from_environment(force=forced)
+    except TelemetryError as error:
+        raise UsageError(str(error)) from None
 
 
 def _remote_loader(args: argparse.Namespace, config: Any, *, required: bool = True) -> Any:

@@ -24,6 +24,7 @@ from openprose.vm.interpreter import (
 from openprose.vm.remote import Fetched, RemoteLoader
 from openprose.vm.rundir import write_atomic
 from openprose.vm.state import Catalog, RunStore, open_catalog
+from openprose.vm.telemetry import Telemetry
 from openprose.vm.values import ProseError, Value
 
 
@@ -80,6 +81,7 @@ async def run_file(
     fetched: Fetched | None = None,
     state: str = "filesystem",
     catalog: Catalog | None = None,
+    telemetry: Telemetry | None = None,
 ) -> RunResult:
     """Check and run ``path``; its state goes under ``runs_root`` (None: no state) in the
     ``state`` backend (or in ``catalog``, when given).  ``project_root`` is where
@@ -92,7 +94,10 @@ async def run_file(
 
     ``remote`` fetches the remote programs the run imports (None: they are refused);
     ``fetched`` is given when ``path`` itself came from the network (``path`` then only
-    names it): its source and sha256 go to ``source.json`` in the run directory."""
+    names it): its source and sha256 go to ``source.json`` in the run directory.
+
+    ``telemetry`` traces the run (vm/telemetry.py): it wraps the journal, so that a step
+    answered from it still has its span, marked replayed and counted in no metric."""
     text, module = checked if checked is not None else load_checked(path)
     if fetched is not None and project_root is None:
         # A fetched program has no directory: project memory lives where it is run from.
@@ -113,6 +118,8 @@ async def run_file(
     if store is not None:
         bind_run(model, store.run_id)
         model = JournalBackend(model, store.journal, getattr(store, "went_live", None))
+    if telemetry is not None:
+        model = telemetry.backend(model)
     interpreter = Interpreter(
         module,
         model,
@@ -130,7 +137,14 @@ async def run_file(
         fetched=fetched is not None,
     )
     try:
-        return await interpreter.run(inputs)
+        if telemetry is None:
+            return await interpreter.run(inputs)
+        run_id = store.run_id if store is not None else ""
+        workflow = telemetry.run(
+            path.name, run_id, getattr(store, "state", state), resumed=resume is not None
+        )
+        result: RunResult = await workflow.around(interpreter.run(inputs))
+        return result
     finally:
         if store is not None:
             store.close()  # its connections and log descriptors, now rather than at exit
