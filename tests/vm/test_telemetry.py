@@ -249,6 +249,52 @@ def test_a_summary_has_its_span() -> None:
     assert span.attributes["gen_ai.usage.input_tokens"] == 750
 
 
+def test_a_chat_backend_request_is_a_client_span_under_its_step(tmp_path: Path) -> None:
+    from openprose.vm.backends.anthropic_backend import AnthropicBackend
+    from tests.vm.backends.provider_fakes import FakeProvider, anthropic_stream
+
+    recorded = Recorded()
+    with FakeProvider() as fake:
+        fake.script(anthropic_stream(["Hello"], ref="msg_7", cache_read_input_tokens=5))
+        result = asyncio.run(
+            run_file(
+                _program(tmp_path, 'session "Hi"\n'),
+                backend=AnthropicBackend("test-key", base_url=fake.url),
+                telemetry=recorded.telemetry,
+            )
+        )
+    assert result.status == "success", result.error
+    spans = {s.name.split()[0]: s for s in recorded.finished()}
+    chat, agent = spans["chat"], spans["invoke_agent"]
+    assert chat.kind is SpanKind.CLIENT
+    assert chat.parent.span_id == agent.context.span_id
+    assert chat.name == f"chat {chat.attributes['gen_ai.request.model']}"
+    assert chat.attributes["gen_ai.request.model"].startswith("claude-")
+    assert chat.attributes["gen_ai.operation.name"] == "chat"
+    assert chat.attributes["gen_ai.provider.name"] == "anthropic"
+    assert chat.attributes["gen_ai.response.id"] == "msg_7"
+    assert chat.attributes["gen_ai.usage.input_tokens"] == 15  # cache reads counted in
+    assert agent.attributes["gen_ai.provider.name"] == "anthropic"
+    assert agent.attributes["gen_ai.conversation.id"] == "msg_7"
+    assert agent.attributes["gen_ai.usage.cache_read.input_tokens"] == 5
+    # One request a step: the metrics count it once, on the step.
+    tokens = recorded.points("gen_ai.client.token.usage")
+    assert sorted((a["gen_ai.token.type"], count) for a, count, _ in tokens) == [
+        ("input", 1),
+        ("output", 1),
+    ]
+
+
+def test_without_extra_installed_otel_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import openprose.vm.telemetry as telemetry
+
+    monkeypatch.setattr(telemetry, "installed", lambda: False)
+    with pytest.raises(TelemetryError, match=r"pip install 'openprose\[otel\]'"):
+        from_environment({}, force=True)
+    # Variables meant for another program turn nothing on here without the extra.
+    assert from_environment({"OTEL_TRACES_EXPORTER": "console"}) is None
+
+
 def test_the_semconv_version_is_pinned_in_the_docs() -> None:
     docs = (Path(__file__).parents[2] / "docs" / "run.md").read_text(encoding="utf-8")
     assert f"semantic conventions {SEMCONV_VERSION}" in docs

@@ -7,11 +7,12 @@ by default over OTLP to a collector on this machine).
 
 A run is one ``invoke_workflow`` span; each session an ``invoke_agent`` span under it; each
 condition, choice and summary a span of its own (``openprose.judge``, ``openprose.choose``,
-``openprose.summarise``: the conventions have no operation for them).  ``TelemetryBackend``
-wraps the backend *outside* the journal (``JournalBackend``), so that a step a resumed run
-answers from its journal still has its span, marked ``openprose.replayed``; such a step
-records no metric and no ``gen_ai.usage.*`` attribute, since the run that made the call
-already reported them: a resumed run never counts a token twice.
+``openprose.summarise``: the conventions have no operation for them); a chat backend's
+request to its provider a ``chat`` client span under its step (``traced_chat``).
+``TelemetryBackend`` wraps the backend *outside* the journal (``JournalBackend``), so that a
+step a resumed run answers from its journal still has its span, marked ``openprose.replayed``;
+such a step records no metric and no ``gen_ai.usage.*`` attribute, since the run that made
+the call already reported them: a resumed run never counts a token twice.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import importlib.util
 import os
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,6 +61,10 @@ OPERATIONS = {
 }
 
 Request = SessionRequest | ConditionRequest | ChoiceRequest | SummaryRequest
+
+# The run's telemetry while a step's call is awaited: how a backend's own requests (``chat``)
+# find their parent without being handed anything.
+_ACTIVE: ContextVar[Telemetry | None] = ContextVar("openprose_telemetry", default=None)
 
 # Any of these, set and not "none", is the user asking for telemetry.
 _EXPORTER_VARIABLES = ("OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER")
@@ -298,6 +304,7 @@ class TelemetryBackend:
         name = f"{operation} {agent}" if agent else operation
         span = self.telemetry.tracer.start_span(name, kind=SpanKind.INTERNAL, attributes=attributes)
         started = time.perf_counter()
+        active = _ACTIVE.set(self.telemetry)
         try:
             with trace.use_span(span, record_exception=False, set_status_on_exception=False):
                 result = await call()
@@ -309,6 +316,8 @@ class TelemetryBackend:
             if not replayed:
                 self._duration(started, {**common, "error.type": error_type})
             raise
+        finally:
+            _ACTIVE.reset(active)
         if result.session_ref:
             span.set_attribute("gen_ai.conversation.id", result.session_ref)
         _result_attributes(span, result)
@@ -374,3 +383,44 @@ def _result_attributes(span: Any, result: Any) -> None:
         span.set_attribute("openprose.condition.value", result.value)
     elif isinstance(result, ChoiceResult):
         span.set_attribute("openprose.choice.index", result.index)
+
+
+async def traced_chat(
+    backend: str,
+    model: str,
+    max_tokens: int,
+    ask: Callable[[], Awaitable[tuple[str, Usage, str]]],
+) -> tuple[str, Usage, str]:
+    """A backend's one request to a chat API (its answer's text, usage and reference): a
+    ``chat {model}`` client span under the step's span when the run is traced, else just
+    the request.  The step's span holds the metrics: one request a step, counted once."""
+    telemetry = _ACTIVE.get()
+    if telemetry is None:
+        return await ask()
+    from opentelemetry import trace
+    from opentelemetry.trace import SpanKind, Status, StatusCode
+
+    attributes: dict[str, Any] = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": PROVIDERS.get(backend, f"openprose.{backend}"),
+        "gen_ai.request.model": model,
+        "gen_ai.request.max_tokens": max_tokens,
+    }
+    span = telemetry.tracer.start_span(f"chat {model}", kind=SpanKind.CLIENT, attributes=attributes)
+    try:
+        with trace.use_span(span, record_exception=False, set_status_on_exception=False):
+            text, usage, ref = await ask()
+    except BaseException as error:
+        span.set_attribute("error.type", type(error).__qualname__)
+        span.set_status(Status(StatusCode.ERROR, str(error)[:500]))
+        span.end()
+        raise
+    if ref:
+        span.set_attribute("gen_ai.response.id", ref)
+    span.set_attribute(
+        "gen_ai.usage.input_tokens",
+        usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens,
+    )
+    span.set_attribute("gen_ai.usage.output_tokens", usage.output_tokens)
+    span.end()
+    return text, usage, ref

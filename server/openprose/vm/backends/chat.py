@@ -25,6 +25,7 @@ from openprose.vm.backends.base import (
     Usage,
 )
 from openprose.vm.backends.pricing import cost, resolve_model
+from openprose.vm.telemetry import traced_chat
 
 SESSION_MAX_TOKENS = 8192
 ANSWER_MAX_TOKENS = 1024
@@ -74,17 +75,28 @@ class ChatBackend:
         provider cannot answer."""
         raise NotImplementedError
 
+    async def _request(
+        self, step: str, model: str, system: str | None, user: str, max_tokens: int, stream: bool
+    ) -> tuple[str, Usage, str]:
+        # A `chat` span of its own when the run is traced (vm/telemetry.py).
+        return await traced_chat(
+            self.name,
+            model,
+            max_tokens,
+            lambda: self._ask(step, model, system, user, max_tokens, stream),
+        )
+
     async def run_session(self, request: SessionRequest) -> SessionResult:
         model = resolve_model(self.name, request.model, self.model_map)
         system, user = prompts.session_messages(request)
-        text, usage, ref = await self._ask(
+        text, usage, ref = await self._request(
             request.step, model, system, user, SESSION_MAX_TOKENS, stream=True
         )
         return SessionResult(usage=usage, cost=cost(model, usage), session_ref=ref, text=text)
 
     async def judge(self, request: ConditionRequest) -> ConditionResult:
         model = resolve_model(self.name, None, self.model_map)
-        text, usage, ref = await self._ask(
+        text, usage, ref = await self._request(
             request.step,
             model,
             prompts.CONDITION_SYSTEM,
@@ -97,7 +109,7 @@ class ChatBackend:
 
     async def choose(self, request: ChoiceRequest) -> ChoiceResult:
         model = resolve_model(self.name, None, self.model_map)
-        text, usage, ref = await self._ask(
+        text, usage, ref = await self._request(
             request.step,
             model,
             prompts.CHOICE_SYSTEM,
@@ -110,7 +122,7 @@ class ChatBackend:
 
     async def summarise(self, request: SummaryRequest) -> SummaryResult:
         model = resolve_model(self.name, None, self.model_map)
-        text, usage, ref = await self._ask(
+        text, usage, ref = await self._request(
             request.step,
             model,
             prompts.SUMMARY_SYSTEM,
