@@ -73,7 +73,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--max-cost",
         type=float,
         metavar="USD",
-        help="stop the run before a session once the cost so far reaches USD",
+        help="stop the run once its cost passes USD, or before a call whose estimated cost "
+        "would pass it (docs/run.md, Tokens and cost)",
+    )
+    parser.add_argument(
+        "--max-tokens",
+        type=int,
+        metavar="N",
+        help="stop the run once it used more than N tokens, or before a call whose estimate "
+        "would pass N (docs/run.md, Tokens and cost)",
     )
     parser.add_argument(
         "--resume",
@@ -182,6 +190,8 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         raise UsageError("--max-sessions must be 0 or more")
     if args.max_cost is not None and args.max_cost < 0:
         raise UsageError("--max-cost must be 0 or more")
+    if args.max_tokens is not None and args.max_tokens < 0:
+        raise UsageError("--max-tokens must be 0 or more")
     from openprose.vm.remote import RemoteError, is_remote_target
 
     fetched = None
@@ -281,6 +291,7 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                     concurrency=args.concurrency,
                     max_sessions=args.max_sessions,
                     max_cost=args.max_cost,
+                    max_tokens=args.max_tokens,
                 ),
                 checked=(text, module),
                 confirm=None if args.yes or not sys.stdin.isatty() else _asker(stderr),
@@ -500,6 +511,7 @@ def _report(result: Any, as_json: bool, stdout: TextIO, stderr: TextIO) -> int:
                 "cache_write_tokens": usage.cache_write_tokens,
             },
             "cost_usd": result.cost,
+            "breakdown": result.breakdown.to_json(),
         }
         json.dump(payload, stdout, ensure_ascii=False, indent=2)
         stdout.write("\n")
@@ -511,13 +523,35 @@ def _report(result: Any, as_json: bool, stdout: TextIO, stderr: TextIO) -> int:
         f"{result.sessions} sessions, {usage.input_tokens} tokens in, "
         f"{usage.output_tokens} out, ${result.cost:.2f}{label}"
     )
+    breakdown = [f"prose:   {line}" for line in result.breakdown.lines()]
     if result.status != "success":
         where = f" at `{result.failed_statement}`" if result.failed_statement else ""
         print(f"prose: error: run {result.run_id} failed{where}: {result.error}", file=stderr)
         print(f"prose: {summary}; state in {result.run_dir}", file=stderr)
+        for line in breakdown:
+            print(line, file=stderr)
+        flag = _limit_flag(result)
+        if flag and result.run_id:
+            print(
+                f"prose: resume it with a higher limit: prose run FILE --resume {result.run_id} "
+                f"{flag} ...",
+                file=stderr,
+            )
         return EXIT_FAILED
     print(f"prose: run {result.run_id} succeeded: {summary}", file=stderr)
+    for line in breakdown:
+        print(line, file=stderr)
     return EXIT_OK
+
+
+def _limit_flag(result: Any) -> str:
+    """The option whose limit stopped the run, if one did."""
+    if not result.fatal:
+        return ""
+    for prefix, flag in (("token limit", "--max-tokens"), ("cost limit", "--max-cost")):
+        if result.error.startswith(prefix):
+            return flag
+    return ""
 
 
 def _jsonable(value: Any) -> Any:

@@ -253,6 +253,23 @@ def bindings_of(info: Any, args: argparse.Namespace) -> list[dict[str, Any]] | N
     return control.binding_list(place, control.Target(root, run_id=info.run_id))
 
 
+def breakdown_of(info: Any, args: argparse.Namespace) -> Any:
+    """The run's tokens and cost by agent and statement (``vm/accounting.py``), read from
+    its journal; None where the run keeps none we can read here (postgres, in-context, a
+    run made before the VM accounted by statement)."""
+    from openprose.vm.accounting import Breakdown, stored_entries
+    from openprose.vm.state.control_local import JOURNAL_FILE, SQLITE_FILE, SQLITE_PREFIX
+
+    path = runs_root(args) / info.run_id
+    if info.state == "filesystem":
+        entries = stored_entries(path / JOURNAL_FILE, info.run_id)
+    elif info.state == "sqlite":
+        entries = stored_entries(path / SQLITE_FILE, info.run_id, SQLITE_PREFIX)
+    else:
+        return None
+    return Breakdown.of(entries) if entries else None
+
+
 @_handled
 def show_run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     import sqlite3
@@ -265,9 +282,11 @@ def show_run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     except (StateError, OSError, sqlite3.Error, UnicodeDecodeError) as error:
         print(f"prose: warning: cannot read the bindings of {info.run_id}: {error}", file=stderr)
         bindings = None
+    breakdown = breakdown_of(info, args)
     if args.json:
         payload = info.to_json()
         payload["bindings"] = bindings
+        payload["breakdown"] = breakdown.to_json() if breakdown is not None else None
         json.dump(payload, stdout, ensure_ascii=False, indent=2, default=str)
         stdout.write("\n")
         return EXIT_OK
@@ -294,6 +313,8 @@ def show_run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     width = max(len(name) for name, _ in fields)
     for name, value in fields:
         print(f"{name + ':':<{width + 1}} {value}", file=stdout)
+    for line in breakdown.lines(top=5) if breakdown is not None else []:
+        print(line, file=stdout)
     if bindings:
         print("bindings:", file=stdout)
         for binding in bindings:

@@ -18,6 +18,14 @@ from typing import Any, Protocol
 
 from openprose.syntax import tree as t
 from openprose.vm import events as ev
+from openprose.vm.accounting import (
+    Breakdown,
+    Entry,
+    Ledger,
+    estimate,
+    statement_of,
+    total_tokens,
+)
 from openprose.vm.backends.base import (
     Backend,
     BackendError,
@@ -80,6 +88,7 @@ class Options:
     seed: int | None = None
     max_sessions: int | None = None  # session attempts in the whole run, imports included
     max_cost: float | None = None  # US dollars
+    max_tokens: int | None = None  # every token of every call (vm/accounting.py)
     fan_out_threshold: int = 100  # branches or items above which `confirm` is asked
 
 
@@ -89,6 +98,8 @@ class Budget:
 
     started: int = 0
     cost: float = 0.0
+    tokens: int = 0
+    ledger: Ledger = field(default_factory=Ledger)
 
 
 class RunStopped(BackendFatal):
@@ -108,6 +119,7 @@ class RunResult:
     sessions: int = 0
     dry_run: bool = True
     fatal: bool = False  # stopped by a BackendFatal: not the program's failure
+    breakdown: Breakdown = field(default_factory=Breakdown)  # by agent, statement, session
 
 
 @dataclass
@@ -330,6 +342,7 @@ class Interpreter:
             sessions=self.sessions,
             dry_run=self.backend.dry_run,
             fatal=fatal_error,
+            breakdown=self.budget.ledger.breakdown(),
         )
 
     def collect(self) -> None:
@@ -787,9 +800,10 @@ class Interpreter:
     ) -> str:
         attempt = 1
         while True:
-            self.check_budget(node)
+            asked = replace(request, attempt=attempt)
+            self.check_budget(node, asked, session=True)
             try:
-                result = await self.backend.run_session(replace(request, attempt=attempt))
+                result = await self.backend.run_session(asked)
             except BackendError as failure:
                 if attempt > retries:
                     self.emit(ctx, ev.Failure, message=str(failure))
@@ -801,8 +815,8 @@ class Interpreter:
                 await self.clock.sleep(delay)
                 attempt += 1
                 continue
-            self.account(result.usage, result.cost)
             self.sessions += 1
+            self.account(result, asked, node, check=False)
             self.emit(
                 ctx,
                 ev.Success,
@@ -813,6 +827,7 @@ class Interpreter:
                 output_tokens=result.usage.output_tokens,
                 cost=result.cost,
             )
+            self.check_caps()  # the session is narrated and journaled: a resume replays it
             return result.text
 
     def retry_delay(self, backoff: str, attempt: int) -> float:
@@ -832,10 +847,33 @@ class Interpreter:
             delay = delay / 2 + self.rng.random() * delay / 2
         return delay
 
-    def account(self, usage: Usage, cost: float) -> None:
+    def account(self, result: Any, request: Any, node: Any, *, check: bool = True) -> None:
+        """Count a call's usage and cost (the run's, its budget's and its ledger's), then
+        (``check``) stop the run when it passed ``max_tokens`` or ``max_cost``: the call is
+        journaled, so a resumed run with a higher cap takes it from the journal."""
+        from openprose.vm.backends.replay import exchange_key
+
+        usage, cost = result.usage, result.cost
         self.usage = self.usage + usage
         self.cost += cost
         self.budget.cost += cost
+        self.budget.tokens += total_tokens(usage)
+        kind, key = exchange_key(request)
+        agent = getattr(request, "agent", None) or ""
+        where = statement_of(node) if node is not None else None
+        entry = Entry(
+            kind,
+            key,
+            agent,
+            headline(where) if where is not None else request.condition,
+            where.start_pos[0] if where is not None else 0,
+            self.program_name,
+            usage,
+            cost,
+        )
+        self.budget.ledger.add(entry, self.store.journal if self.store is not None else None)
+        if check:
+            self.check_caps()
 
     async def confirm_fan_out(self, size: int, node: Any) -> None:
         """Ask before a fan-out larger than ``fan_out_threshold`` (when a ``confirm``
@@ -846,16 +884,41 @@ class Interpreter:
         if not await self.confirm(question):
             raise RunStopped(f"fan-out of {size} branches declined")
 
-    def check_budget(self, node: Any) -> None:
-        """``max_sessions`` and ``max_cost`` stop the run before a session would pass them
-        (the cost is known only after a session, so the one that crosses the cap finishes)."""
+    def check_budget(self, node: Any, request: Any, *, session: bool = False) -> None:
+        """``max_sessions`` stops the run before a session would pass it; ``max_tokens`` and
+        ``max_cost`` before a call whose estimate (vm/accounting.py) would pass them."""
         budget, options = self.budget, self.options
-        if options.max_sessions is not None and budget.started >= options.max_sessions:
-            n = options.max_sessions
+        n = options.max_sessions
+        if session and n is not None and budget.started >= n:
             raise RunStopped(f"session limit reached ({n} session{'' if n == 1 else 's'})")
-        if options.max_cost is not None and budget.cost >= options.max_cost:
-            raise RunStopped(f"cost limit reached (${budget.cost:.2f} of ${options.max_cost:.2f})")
-        budget.started += 1
+        tokens, cost = estimate(request, self.backend)
+        self.check_caps(tokens, cost)
+        if session:
+            budget.started += 1
+
+    def check_caps(self, tokens: int | None = None, cost: float | None = None) -> None:
+        """Stop the run when what it spent passed ``max_tokens`` or ``max_cost`` (after a
+        call), or when the next call's estimate, ``tokens`` and ``cost``, would pass them.
+        A cost cap that is reached, not passed, stops the next call too (as it always has)."""
+        budget, options = self.budget, self.options
+        cap = options.max_tokens
+        if cap is not None and budget.tokens + (tokens or 0) > cap:
+            if tokens is None or budget.tokens > cap:
+                raise RunStopped(f"token limit reached ({budget.tokens} of {cap} tokens)")
+            raise RunStopped(
+                f"token limit reached ({budget.tokens} used, the next call needs about "
+                f"{tokens}, of {cap} tokens)"
+            )
+        limit = options.max_cost
+        if limit is None:
+            return
+        if budget.cost > limit or (cost is not None and budget.cost >= limit):
+            raise RunStopped(f"cost limit reached (${budget.cost:.2f} of ${limit:.2f})")
+        if cost is not None and budget.cost + cost > limit:
+            raise RunStopped(
+                f"cost limit reached (${budget.cost:.2f} spent, the next call costs about "
+                f"${cost:.2f}, of ${limit:.2f})"
+            )
 
     async def context(self, prop: t.Property | None, ctx: Ctx) -> tuple[tuple[str, str], ...]:
         """``context: x``, ``[a, b]``, ``{ a, b }`` and ``[]``: (name, text) pairs."""
@@ -880,10 +943,10 @@ class Interpreter:
                     continue  # nothing to pass: a race's branch that did not finish, say
                 text = render(bound)
             if len(text) > self.options.context_limit:
-                summary = await self.backend.summarise(
-                    SummaryRequest(label, text, self.options.context_limit, ctx.key)
-                )
-                self.account(summary.usage, summary.cost)
+                asked = SummaryRequest(label, text, self.options.context_limit, ctx.key)
+                self.check_budget(prop, asked)
+                summary = await self.backend.summarise(asked)
+                self.account(summary, asked, prop)
                 text = summary.text
             pairs.append((label, text))
         return tuple(pairs)
@@ -894,8 +957,10 @@ class Interpreter:
         if not isinstance(node, t.Discretion):
             return await self.truth_of(node, ctx)
         text = node.condition if isinstance(node, t.Discretion) else source_of(node)
-        result = await self.backend.judge(ConditionRequest(text, ctx.key, purpose, evaluation))
-        self.account(result.usage, result.cost)
+        request = ConditionRequest(text, ctx.key, purpose, evaluation)
+        self.check_budget(node, request)
+        result = await self.backend.judge(request)
+        self.account(result, request, node)
         return result.value
 
     async def if_(self, node: t.IfStatement, ctx: Ctx) -> Value:
@@ -920,8 +985,10 @@ class Interpreter:
         labels = tuple(o.label.text if o.label else "" for o in options)
         criteria = node.criteria
         text = criteria.condition if isinstance(criteria, t.Discretion) else source_of(criteria)
-        result = await self.backend.choose(ChoiceRequest(text, labels, ctx.key))
-        self.account(result.usage, result.cost)
+        request = ChoiceRequest(text, labels, ctx.key)
+        self.check_budget(node, request)
+        result = await self.backend.choose(request)
+        self.account(result, request, node)
         if not options:
             return None
         index = max(0, min(result.index, len(options) - 1))
@@ -1472,10 +1539,10 @@ class Interpreter:
             return True
         if word in ("no", "false") or not text:
             return False
-        result = await self.backend.judge(
-            ConditionRequest(f"the answer means yes: {render(verdict)}", ctx.key, "filter")
-        )
-        self.account(result.usage, result.cost)
+        request = ConditionRequest(f"the answer means yes: {render(verdict)}", ctx.key, "filter")
+        self.check_budget(None, request)
+        result = await self.backend.judge(request)
+        self.account(result, request, None)
         return result.value
 
     # ------------------------------------------------------------------ errors
