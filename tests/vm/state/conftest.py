@@ -25,13 +25,9 @@ from openprose.vm.backends.offline import OfflineBackend
 from openprose.vm.interpreter import Options
 from openprose.vm.state import BACKENDS, Catalog, RunStore, open_catalog
 
-try:
-    # A fixture: importing it here makes it visible to the tests of this folder.
-    from tests.postgres_cluster import postgres_db_url  # noqa: F401
-except ImportError as missing:
-    POSTGRES_MISSING: str | None = f"no throwaway PostgreSQL cluster fixture ({missing})"
-else:
-    POSTGRES_MISSING = None
+# A fixture (it skips without PostgreSQL locally, and fails under CI): importing it here
+# makes it visible to the tests of this folder.
+from tests.postgres_cluster import postgres_db_url  # noqa: F401
 
 DURABLE = tuple(state for state in BACKENDS if state != "in-context")
 
@@ -41,12 +37,6 @@ def make_catalog(state: str, root: Path, request: pytest.FixtureRequest) -> Cata
     runs = root / ".prose" / "runs"
     if state != "postgres":
         return open_catalog(state, runs, project_root=root)
-    if POSTGRES_MISSING is not None:
-        pytest.skip(POSTGRES_MISSING)
-    try:
-        import openprose.vm.state.postgres  # noqa: F401
-    except ImportError as missing:
-        pytest.skip(f"the postgres state backend is not there yet ({missing})")
     url = request.getfixturevalue("postgres_db_url")
     return open_catalog(
         state, runs, project_root=root, environ={"OPENPROSE_POSTGRES_URL": str(url)}
