@@ -9,8 +9,6 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import pytest
-
 from openprose.vm.interpreter import RunResult
 from openprose.vm.state import Catalog, RunStore
 
@@ -60,8 +58,7 @@ def binding_text(store: RunStore, name: str, execution_id: int | None = None) ->
             return (store.path / row[1]).read_text(encoding="utf-8")
         return str(row[0])
     reader = getattr(store, "binding_text", None)
-    if reader is None:
-        pytest.skip(f"the {store.state} store has no binding_text(name, execution_id) to read")
+    assert reader is not None, f"the {store.state} store has no binding_text() to read"
     found: str | None = reader(name, execution_id)
     return found
 
