@@ -285,6 +285,53 @@ def test_a_chat_backend_request_is_a_client_span_under_its_step(tmp_path: Path) 
     ]
 
 
+@pytest.mark.parametrize(("inside", "failed"), [(True, False), (False, True)])
+def test_a_claude_code_tool_call_is_an_execute_tool_span(
+    tmp_path: Path, inside: bool, failed: bool
+) -> None:
+    pytest.importorskip("claude_agent_sdk")
+    from openprose.vm.backends.base import SessionRequest
+    from openprose.vm.backends.claude_code_backend import ClaudeCodeBackend
+    from tests.vm.backends.provider_fakes import (
+        FakeProvider,
+        anthropic_stream,
+        anthropic_tool_use_stream,
+    )
+
+    (tmp_path / "work").mkdir()
+    # A write the session's permissions allow, or one they deny (the tool's result an error).
+    target = tmp_path / "work" / ("notes/a.md" if inside else "secret.txt")
+    request = SessionRequest(
+        prompt="Write the notes",
+        step="1",
+        agent="writer",
+        properties=(("permissions", json.dumps({"write": ["notes/"]})),),
+    )
+    recorded = Recorded()
+    with FakeProvider() as fake:
+        fake.script(
+            anthropic_tool_use_stream("Write", {"file_path": str(target), "content": "x\n"}),
+            anthropic_stream(["Done"]),
+        )
+        model = ClaudeCodeBackend(
+            "test-key",
+            base_url=fake.url,
+            cwd=tmp_path / "work",
+            run_key="run-1",
+            environ={"CLAUDE_CONFIG_DIR": str(tmp_path / "config")},
+        )
+        result = asyncio.run(recorded.telemetry.backend(model).run_session(request))
+    assert result.text == "Done"
+    spans = {s.name: s for s in recorded.finished()}
+    tool, agent = spans["execute_tool Write"], spans["invoke_agent writer"]
+    assert tool.parent.span_id == agent.context.span_id
+    assert tool.attributes["gen_ai.operation.name"] == "execute_tool"
+    assert tool.attributes["gen_ai.tool.call.id"] == "toolu_01"
+    assert agent.attributes["gen_ai.provider.name"] == "anthropic"
+    assert (tool.status.status_code is StatusCode.ERROR) is failed
+    assert target.exists() is inside
+
+
 def test_without_extra_installed_otel_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     import openprose.vm.telemetry as telemetry
 

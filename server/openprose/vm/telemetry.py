@@ -424,3 +424,44 @@ async def traced_chat(
     span.set_attribute("gen_ai.usage.output_tokens", usage.output_tokens)
     span.end()
     return text, usage, ref
+
+
+class ToolCalls:
+    """``execute_tool`` spans of an agent's tool calls, under the step's span: one opens when
+    the agent asks for a tool and ends when the tool's result comes back (a result that is
+    an error, a denial included, ends it with status ERROR).  Does nothing when the run is
+    not traced."""
+
+    def __init__(self) -> None:
+        self.telemetry = _ACTIVE.get()
+        self.open: dict[str, Any] = {}
+
+    def called(self, call_id: str, name: str) -> None:
+        if self.telemetry is None:
+            return
+        from opentelemetry.trace import SpanKind
+
+        attributes = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": name,
+            "gen_ai.tool.call.id": call_id,
+        }
+        self.open[call_id] = self.telemetry.tracer.start_span(
+            f"execute_tool {name}", kind=SpanKind.INTERNAL, attributes=attributes
+        )
+
+    def returned(self, call_id: str, failed: bool) -> None:
+        span = self.open.pop(call_id, None)
+        if span is None:
+            return
+        if failed:
+            from opentelemetry.trace import Status, StatusCode
+
+            span.set_attribute("error.type", "tool_error")
+            span.set_status(Status(StatusCode.ERROR))
+        span.end()
+
+    def close(self) -> None:
+        """Ends the spans of calls whose result never came (the session stopped first)."""
+        for call_id in list(self.open):
+            self.returned(call_id, True)

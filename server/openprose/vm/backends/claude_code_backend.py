@@ -38,6 +38,7 @@ from openprose.vm.backends.base import (
 )
 from openprose.vm.backends.claude_code_rules import Rules, rules_for
 from openprose.vm.backends.pricing import cost, resolve_model
+from openprose.vm.telemetry import ToolCalls
 
 NAMESPACE = uuid.UUID("5b0f6f2e-8c1d-5e7a-9a43-0d6c2f1e9b71")  # fixed: ids stable across versions
 DEFAULT_CONCURRENCY = 2
@@ -151,6 +152,7 @@ class ClaudeCodeBackend:
 
         result: Any = None
         texts: list[str] = []
+        tools = ToolCalls()  # execute_tool spans when the run is traced
         try:
             async with self.slots:
                 async for message in sdk.query(
@@ -158,11 +160,20 @@ class ClaudeCodeBackend:
                 ):
                     if isinstance(message, sdk.AssistantMessage):
                         texts = [b.text for b in message.content if isinstance(b, sdk.TextBlock)]
+                        for block in message.content:
+                            if isinstance(block, sdk.ToolUseBlock):
+                                tools.called(block.id, block.name)
+                    elif isinstance(message, sdk.UserMessage):
+                        for block in message.content if isinstance(message.content, list) else ():
+                            if isinstance(block, sdk.ToolResultBlock):
+                                tools.returned(block.tool_use_id, bool(block.is_error))
                     elif isinstance(message, sdk.ResultMessage):
                         result = message
         except Exception as error:  # the CLI could not start, or exited with an error
             first = str(error).splitlines()[0] if str(error) else type(error).__name__
             raise BackendError(f"step {step}: claude-code ({model}): {first}") from None
+        finally:
+            tools.close()
         if result is None:
             raise BackendError(f"step {step}: claude-code ({model}): the agent gave no result")
         if result.is_error:
