@@ -110,3 +110,43 @@ def test_a_negative_token_limit_is_a_usage_error(prose: Any, tmp_path: Path) -> 
     done = prose("run", "main.prose", "--max-tokens", "-1")
     assert done.returncode == 2
     assert "--max-tokens must be 0 or more" in done.stderr
+
+
+FAN_OUT = """\
+agent critic:
+  model: opus
+  prompt: "You criticise."
+parallel for x in ["a", "b", "c"]:
+  session: critic
+    prompt: "Review {x}"
+"""
+
+# No request is made in these runs (the fan-out is refused, or the session limit is 0), so the
+# address is never reached.
+ANTHROPIC = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}
+
+
+def test_a_costly_fan_out_is_refused_off_a_terminal(prose: Any, tmp_path: Path) -> None:
+    (tmp_path / "fan.prose").write_text(FAN_OUT, encoding="utf-8")
+    args = ("run", "fan.prose", "--backend", "anthropic", "--fan-out-cost", "0.5")
+    done = prose(*args, stdin="", **ANTHROPIC)
+    assert done.returncode == 1
+    assert "fan-out of 3 branches estimated at $0." in done.stderr
+    assert "declined (more than $0.50)" in done.stderr
+    assert "--resume " in done.stderr and " --yes" in done.stderr
+    # Under the default threshold ($1.00) it is not asked: the run goes on to its sessions,
+    # which --max-sessions 0 stops before any request.
+    below = prose("run", "fan.prose", "--backend", "anthropic", "--max-sessions", "0", **ANTHROPIC)
+    assert "session limit reached (0 sessions)" in below.stderr
+    # --yes goes ahead without asking.
+    told = prose(*args, "--yes", "--max-sessions", "0", stdin="", **ANTHROPIC)
+    assert told.returncode == 1
+    assert "session limit reached (0 sessions)" in told.stderr
+    assert "declined" not in told.stderr
+
+
+def test_a_negative_fan_out_cost_is_a_usage_error(prose: Any, tmp_path: Path) -> None:
+    write(tmp_path)
+    done = prose("run", "main.prose", "--fan-out-cost", "-1")
+    assert done.returncode == 2
+    assert "--fan-out-cost must be 0 or more" in done.stderr

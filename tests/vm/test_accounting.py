@@ -158,3 +158,54 @@ def test_the_cost_cap_stops_before_a_call_estimated_to_pass_it(run_prose: Any) -
     run = run_prose('session "A"\nsession "B"\n', backend=backend, options=Options(max_cost=0.1))
     assert run.prompts == []
     assert run.result.error.startswith("cost limit reached ($0.00 spent, the next call costs")
+
+
+FAN_OUT = """\
+agent critic:
+  model: opus
+  prompt: "You criticise."
+parallel for x in ["a", "b", "c"]:
+  session: critic
+    prompt: "Review {x}"
+"""
+
+
+def test_a_fan_out_estimated_above_the_cost_threshold_is_confirmed(run_prose: Any) -> None:
+    from openprose.syntax import parse
+    from openprose.vm.accounting import fan_out_cost
+
+    module = parse(FAN_OUT)
+    agent, loop = module.statements()
+    backend = Anthropicish(Usage(10, 10))
+    cost = fan_out_cost(loop, 3, {"critic": agent}, backend)
+    session_text = 'session: critic\n    prompt: "Review {x}"'
+    system = "You criticise."
+    per_session = estimate(
+        SessionRequest(prompt=session_text, step="", model="opus", system=system), backend
+    )[1]
+    assert cost == 3 * per_session > 0.5  # opus reserves 8,192 output tokens at $25 a million
+    refused = run_prose(FAN_OUT, backend=backend, options=Options(fan_out_cost=0.5))
+    assert refused.prompts == []
+    assert refused.result.fatal
+    assert refused.result.error == f"fan-out of 3 branches estimated at ${cost:.2f} declined " + (
+        "(more than $0.50)"
+    )
+    under = run_prose(FAN_OUT, backend=backend, options=Options(fan_out_cost=1.0))
+    assert under.result.status == "success" and len(under.prompts) == 3
+
+
+def test_the_cost_confirmation_asks_and_goes_on_when_told_to(tmp_path: Path) -> None:
+    path = tmp_path / "fan.prose"
+    path.write_text(FAN_OUT, encoding="utf-8")
+    asked: list[str] = []
+
+    async def confirm(question: str) -> bool:
+        asked.append(question)
+        return True
+
+    options = Options(fan_out_cost=0.5)
+    backend = Anthropicish(Usage(10, 10))
+    result = asyncio.run(run_file(path, backend=backend, options=options, confirm=confirm))
+    assert result.status == "success" and result.sessions == 3
+    assert len(asked) == 1
+    assert asked[0].startswith('`parallel for x in ["a", "b", "c"]:` starts 3 branches, estimated')

@@ -17,6 +17,7 @@ EXIT_OK = 0
 EXIT_FAILED = 1  # the program has errors, or failed while running
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+DEFAULT_FAN_OUT_COST = 1.0  # US dollars (docs/run.md, Tokens and cost)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -104,7 +105,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--yes",
         action="store_true",
-        help="do not ask before a fan-out of more than 100 branches (asked only on a terminal)",
+        help="do not ask before a fan-out of more than 100 branches (asked only on a terminal) "
+        "or one estimated above --fan-out-cost (refused when not on a terminal)",
+    )
+    parser.add_argument(
+        "--fan-out-cost",
+        type=float,
+        default=DEFAULT_FAN_OUT_COST,
+        metavar="USD",
+        help="ask before a fan-out estimated to cost more than USD (default "
+        f"{DEFAULT_FAN_OUT_COST:.2f}); off a terminal it is refused unless --yes",
     )
     parser.add_argument(
         "--record",
@@ -192,6 +202,8 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         raise UsageError("--max-cost must be 0 or more")
     if args.max_tokens is not None and args.max_tokens < 0:
         raise UsageError("--max-tokens must be 0 or more")
+    if args.fan_out_cost < 0:
+        raise UsageError("--fan-out-cost must be 0 or more")
     from openprose.vm.remote import RemoteError, is_remote_target
 
     fetched = None
@@ -292,6 +304,7 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                     max_sessions=args.max_sessions,
                     max_cost=args.max_cost,
                     max_tokens=args.max_tokens,
+                    fan_out_cost=None if args.yes else args.fan_out_cost,
                 ),
                 checked=(text, module),
                 confirm=None if args.yes or not sys.stdin.isatty() else _asker(stderr),
@@ -532,9 +545,10 @@ def _report(result: Any, as_json: bool, stdout: TextIO, stderr: TextIO) -> int:
             print(line, file=stderr)
         flag = _limit_flag(result)
         if flag and result.run_id:
+            how = "with a higher limit" if flag != "--yes" else "going ahead"
+            more = " ..." if flag != "--yes" else ""
             print(
-                f"prose: resume it with a higher limit: prose run FILE --resume {result.run_id} "
-                f"{flag} ...",
+                f"prose: resume it {how}: prose run FILE --resume {result.run_id} {flag}{more}",
                 file=stderr,
             )
         return EXIT_FAILED
@@ -548,7 +562,11 @@ def _limit_flag(result: Any) -> str:
     """The option whose limit stopped the run, if one did."""
     if not result.fatal:
         return ""
-    for prefix, flag in (("token limit", "--max-tokens"), ("cost limit", "--max-cost")):
+    for prefix, flag in (
+        ("token limit", "--max-tokens"),
+        ("cost limit", "--max-cost"),
+        ("fan-out of", "--yes"),
+    ):
         if result.error.startswith(prefix):
             return flag
     return ""

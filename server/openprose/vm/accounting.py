@@ -284,3 +284,46 @@ def estimate(request: Request, backend: object) -> tuple[int, float]:
     provider = "anthropic" if name == "claude-code" else name
     alias = request.model if isinstance(request, SessionRequest) else None
     return total_tokens(usage), cost(resolve_model(provider, alias, model_map), usage)
+
+
+def _literal(prop: Any) -> str | None:
+    """A property's value when it is written out (a name or a string), else None."""
+    from openprose.syntax import tree as t
+
+    value = prop.value if prop is not None else None
+    if isinstance(value, t.String):
+        return str(value.text)
+    if isinstance(value, t.Name):
+        return str(value.value)
+    return None
+
+
+def _sessions(node: Any) -> Iterable[Any]:
+    from openprose.syntax import tree as t
+
+    if isinstance(node, t.Session | t.Resume):
+        yield node
+    for child in getattr(node, "children", ()):
+        yield from _sessions(child)
+
+
+def fan_out_cost(node: Any, branches: int, agents: dict[str, Any], backend: object) -> float:
+    """What a fan-out is expected to cost before it starts: each session written in its body
+    once per branch (a ``parallel`` block's statements are its branches), estimated from
+    its source text and its model (its own ``model:``, else its agent's).  Loops and nested
+    fan-outs inside count once, and context is not known yet: it is a lower bound."""
+    from openprose.syntax import tree as t
+
+    body = node.body_statements()
+    total = 0.0
+    for session in (s for statement in body for s in _sessions(statement)):
+        agent_leaf = session.agent
+        agent = agents.get(agent_leaf.value) if agent_leaf is not None else None
+        model = _literal(session.get_property("model"))
+        if model is None and agent is not None:
+            model = _literal(agent.get_property("model"))
+        system = _literal(agent.get_property("prompt")) if agent is not None else None
+        text = str(session.get_code(include_prefix=False))
+        request = SessionRequest(prompt=text, step="", model=model, system=system)
+        total += estimate(request, backend)[1]
+    return total if isinstance(node, t.Parallel) else total * branches

@@ -23,6 +23,7 @@ from openprose.vm.accounting import (
     Entry,
     Ledger,
     estimate,
+    fan_out_cost,
     statement_of,
     total_tokens,
 )
@@ -90,6 +91,8 @@ class Options:
     max_cost: float | None = None  # US dollars
     max_tokens: int | None = None  # every token of every call (vm/accounting.py)
     fan_out_threshold: int = 100  # branches or items above which `confirm` is asked
+    # US dollars: a fan-out estimated above it is confirmed, or refused with no `confirm`
+    fan_out_cost: float | None = None
 
 
 @dataclass
@@ -877,7 +880,22 @@ class Interpreter:
 
     async def confirm_fan_out(self, size: int, node: Any) -> None:
         """Ask before a fan-out larger than ``fan_out_threshold`` (when a ``confirm``
-        callback was given: the CLI gives one on a terminal)."""
+        callback was given: the CLI gives one on a terminal), and before one estimated to
+        cost more than ``fan_out_cost`` (refused when nobody can be asked)."""
+        threshold = self.options.fan_out_cost
+        if threshold is not None:
+            cost = fan_out_cost(node, size, self.agents, self.backend)
+            if cost > threshold:
+                question = (
+                    f"`{headline(node)}` starts {size} branches, estimated at ${cost:.2f} "
+                    f"(more than ${threshold:.2f})"
+                )
+                if self.confirm is None or not await self.confirm(question):
+                    raise RunStopped(
+                        f"fan-out of {size} branches estimated at ${cost:.2f} declined "
+                        f"(more than ${threshold:.2f})"
+                    )
+                return
         if self.confirm is None or size <= self.options.fan_out_threshold:
             return
         question = f"`{headline(node)}` starts {size} branches"
