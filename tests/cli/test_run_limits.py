@@ -8,6 +8,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from tests.postgres_cluster import postgres_db_url  # noqa: F401
+
 PROGRAM = """\
 agent writer:
   prompt: "You write."
@@ -103,6 +107,24 @@ def test_sqlite_runs_show_their_breakdown(prose: Any, tmp_path: Path) -> None:
     run_id = json.loads(done.stdout)["run_id"]
     shown = json.loads(prose("runs", "show", run_id, "--state", "sqlite", "--json").stdout)
     assert shown["breakdown"]["total"]["calls"] == 3
+
+
+def test_postgres_runs_show_their_breakdown(
+    prose: Any, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    env = {"OPENPROSE_POSTGRES_URL": request.getfixturevalue("postgres_db_url")}
+    write(tmp_path)
+    done = prose("run", "main.prose", "--state", "postgres", "--max-tokens", "25", "--json", **env)
+    assert done.returncode == 1
+    stopped = json.loads(done.stdout)
+    run_id = stopped["run_id"]
+    shown = prose("runs", "show", run_id, "--state", "postgres", "--json", **env)
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["breakdown"] == stopped["breakdown"]
+    resumed = prose("run", "main.prose", "--resume", run_id, "--state", "postgres", **env)
+    assert resumed.returncode == 0, resumed.stderr
+    text = prose("runs", "show", run_id, "--state", "postgres", **env).stdout
+    assert "by agent:\n  writer: 2 calls, " in text
 
 
 def test_a_negative_token_limit_is_a_usage_error(prose: Any, tmp_path: Path) -> None:

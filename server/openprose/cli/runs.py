@@ -253,20 +253,25 @@ def bindings_of(info: Any, args: argparse.Namespace) -> list[dict[str, Any]] | N
     return control.binding_list(place, control.Target(root, run_id=info.run_id))
 
 
-def breakdown_of(info: Any, args: argparse.Namespace) -> Any:
+def breakdown_of(info: Any, args: argparse.Namespace, catalog: Any) -> Any:
     """The run's tokens and cost by agent and statement (``vm/accounting.py``), read from
-    its journal; None where the run keeps none we can read here (postgres, in-context, a
-    run made before the VM accounted by statement)."""
-    from openprose.vm.accounting import Breakdown, stored_entries
+    its journal; None where there is none (in-context, a run made before the VM accounted
+    by statement)."""
+    from openprose.vm.accounting import Breakdown, entries_from, stored_entries
     from openprose.vm.state.control_local import JOURNAL_FILE, SQLITE_FILE, SQLITE_PREFIX
 
     path = runs_root(args) / info.run_id
+    entries: list[Any] | None = None
     if info.state == "filesystem":
         entries = stored_entries(path / JOURNAL_FILE, info.run_id)
     elif info.state == "sqlite":
         entries = stored_entries(path / SQLITE_FILE, info.run_id, SQLITE_PREFIX)
-    else:
-        return None
+    elif info.state == "postgres":
+        from openprose.vm.state.postgres_schema import SCHEMA
+
+        # The catalogue's own session: its errors are StateErrors without the password.
+        with catalog._session() as connection, connection.cursor() as cursor:
+            entries = entries_from(cursor, f"{SCHEMA}.journal_commits", info.run_id, "%s")
     return Breakdown.of(entries) if entries else None
 
 
@@ -276,13 +281,17 @@ def show_run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
     from openprose.vm.state import StateError
 
-    _, info = find(args, args.run_id)
+    catalog, info = find(args, args.run_id)
     try:
         bindings = bindings_of(info, args)
     except (StateError, OSError, sqlite3.Error, UnicodeDecodeError) as error:
         print(f"prose: warning: cannot read the bindings of {info.run_id}: {error}", file=stderr)
         bindings = None
-    breakdown = breakdown_of(info, args)
+    try:
+        breakdown = breakdown_of(info, args, catalog)
+    except StateError as error:
+        print(f"prose: warning: cannot read the costs of {info.run_id}: {error}", file=stderr)
+        breakdown = None
     if args.json:
         payload = info.to_json()
         payload["bindings"] = bindings

@@ -226,17 +226,23 @@ def stored_entries(database: Path, run_id: str, prefix: str = "") -> list[Entry]
         return None
     connection = sqlite3.connect(database, timeout=10)
     try:
-        rows = connection.execute(
-            f"SELECT value_hash FROM {prefix}journal_commits WHERE run_id = ? AND name LIKE ? "
-            "ORDER BY recorded_at",
-            (run_id, f"{ACCOUNT}:%"),
-        ).fetchall()
+        return entries_from(connection.cursor(), f"{prefix}journal_commits", run_id)
     except sqlite3.Error:
         return None
     finally:
         connection.close()
+
+
+def entries_from(cursor: Any, table: str, run_id: str, placeholder: str = "?") -> list[Entry]:
+    """The entries of ``run_id`` in a journal's commits ``table``, through a DB-API cursor
+    (``placeholder``: ``?`` for sqlite3, ``%s`` for psycopg)."""
+    cursor.execute(
+        f"SELECT value_hash FROM {table} WHERE run_id = {placeholder} AND name LIKE "
+        f"{placeholder} ORDER BY recorded_at",
+        (run_id, f"{ACCOUNT}:%"),
+    )
     entries = []
-    for (value,) in rows:
+    for (value,) in cursor.fetchall():
         try:
             entries.append(Entry.from_json(json.loads(value)))
         except (ValueError, TypeError):
