@@ -209,3 +209,17 @@ def test_the_cost_confirmation_asks_and_goes_on_when_told_to(tmp_path: Path) -> 
     assert result.status == "success" and result.sessions == 3
     assert len(asked) == 1
     assert asked[0].startswith('`parallel for x in ["a", "b", "c"]:` starts 3 branches, estimated')
+
+
+def test_an_imported_programs_calls_are_the_runs(run_prose: Any) -> None:
+    run = run_prose(
+        'use "./helper" as helper\nsession "Mine"\nlet r = helper(topic: "x")\n',
+        files={"helper.prose": 'input topic: "t"\nsession "One"\noutput o = "d"\n'},
+    )
+    assert run.result.status == "success"
+    where = sorted((p, line, text) for (p, line, text) in run.result.breakdown.statements)
+    assert where == [("helper.prose", 2, 'session "One"'), ("main.prose", 2, 'session "Mine"')]
+    keys = [s.key for s in run.result.breakdown.sessions]
+    assert keys == ["2#attempt1", "3/helper:2#attempt1"]
+    database = run.root / ".prose" / "runs" / run.result.run_id / "journal.db"
+    assert len(stored_entries(database, run.result.run_id) or []) == 2
