@@ -223,3 +223,15 @@ def test_an_imported_programs_calls_are_the_runs(run_prose: Any) -> None:
     assert keys == ["2#attempt1", "3/helper:2#attempt1"]
     database = run.root / ".prose" / "runs" / run.result.run_id / "journal.db"
     assert len(stored_entries(database, run.result.run_id) or []) == 2
+
+
+def test_prices_are_parsed_and_checked() -> None:
+    import pytest
+
+    from openprose.vm.backends.pricing import Price, parse_price
+
+    assert parse_price("local=1,2") == ("local", Price(1.0, 2.0))
+    assert parse_price(" m = 1, 2, 0.1, 1.25") == ("m", Price(1.0, 2.0, 0.1, 1.25))
+    for bad in ("m", "=1,2", "m=1", "m=1,2,3,4,5", "m=a,b", "m=-1,2", "m=nan,1", "m=inf,1"):
+        with pytest.raises(ValueError):
+            parse_price(bad)

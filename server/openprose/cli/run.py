@@ -142,6 +142,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="map a model alias (sonnet, opus, haiku) to a provider model id (repeatable)",
     )
     parser.add_argument(
+        "--price",
+        action="append",
+        default=[],
+        metavar="MODEL=IN,OUT[,CACHE_READ[,CACHE_WRITE]]",
+        help="the price of a model id, US dollars per million tokens, over the built-in table "
+        "(repeatable; docs/run.md)",
+    )
+    parser.add_argument(
         "--concurrency",
         type=int,
         default=8,
@@ -204,6 +212,7 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         raise UsageError("--max-tokens must be 0 or more")
     if args.fan_out_cost < 0:
         raise UsageError("--fan-out-cost must be 0 or more")
+    _set_prices(args.price)
     from openprose.vm.remote import RemoteError, is_remote_target
 
     fetched = None
@@ -339,6 +348,15 @@ def _telemetry(forced: bool) -> Any:
     try:
         return from_environment(force=forced)
     except TelemetryError as error:
+        raise UsageError(str(error)) from None
+
+
+def _set_prices(given: list[str]) -> None:
+    from openprose.vm.backends.pricing import parse_price, set_prices
+
+    try:
+        set_prices(dict(parse_price(text) for text in given))
+    except ValueError as error:
         raise UsageError(str(error)) from None
 
 

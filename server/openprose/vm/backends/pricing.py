@@ -6,6 +6,7 @@ in the table (a local model behind an OpenAI-compatible server, say) costs 0.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -44,6 +45,32 @@ PRICES: dict[str, Price] = {
     "gpt-5-mini": Price(0.25, 2.0, 0.025),
     "gpt-5-nano": Price(0.05, 0.40, 0.005),
 }
+
+
+def parse_price(text: str) -> tuple[str, Price]:
+    """``MODEL=INPUT,OUTPUT[,CACHE_READ[,CACHE_WRITE]]`` (dollars per million tokens), as
+    ``prose run --price`` takes it; ValueError naming what is wrong."""
+    model, sep, figures = text.partition("=")
+    parts = [part.strip() for part in figures.split(",")]
+    if not sep or not model.strip() or not 2 <= len(parts) <= 4:
+        raise ValueError(
+            f"--price needs MODEL=INPUT,OUTPUT[,CACHE_READ[,CACHE_WRITE]], got {text!r}"
+        )
+    try:
+        numbers = [float(part) for part in parts]
+    except ValueError:
+        raise ValueError(
+            f"--price {text!r}: prices are numbers (dollars per million tokens)"
+        ) from None
+    if not all(math.isfinite(number) and number >= 0 for number in numbers):
+        raise ValueError(f"--price {text!r}: prices are 0 or more")
+    return model.strip(), Price(*numbers)
+
+
+def set_prices(prices: Mapping[str, Price]) -> None:
+    """Prices that replace or add to the table for this process (``prose run --price``):
+    the backends' costs and the caps' estimates both read the table."""
+    PRICES.update(prices)
 
 
 def resolve_model(provider: str, model: str | None, overrides: Mapping[str, str]) -> str:
