@@ -217,7 +217,7 @@ def staged_directory(root: Path, name: str) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     for entry in root.iterdir():
         pid = _staging_pid(entry.name)
-        if pid is not None and not _alive(pid):
+        if pid is not None and not pid_alive(pid):
             shutil.rmtree(entry, ignore_errors=True)
     staging = root / f".{name}.{os.getpid()}.new"
     if staging.exists():
@@ -233,14 +233,19 @@ def _staging_pid(name: str) -> int | None:
     return int(pid) if pid.isdigit() else None
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` of this machine still runs (a zombie does not)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        status = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return status.rsplit(")", 1)[-1].split()[0] != "Z"
 
 
 def publish(staging: Path, target: Path) -> None:

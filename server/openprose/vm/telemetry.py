@@ -37,7 +37,7 @@ from openprose.vm.backends.base import (
     SummaryResult,
     Usage,
 )
-from openprose.vm.backends.replay import exchange_key, input_hash
+from openprose.vm.backends.replay import exchange_key
 
 # The version of the semantic conventions these spans and metrics follow: the last release
 # of the main repository holding the GenAI conventions (they have moved to their own since).
@@ -255,13 +255,10 @@ class WorkflowSpan:
 
 
 def answered_from_journal(backend: Any, request: Request) -> bool:
-    """Whether ``backend`` (a ``JournalBackend``) will answer ``request`` from its journal, by
-    the test its ``_ask`` makes; False for a backend with no journal."""
-    journal = getattr(backend, "journal", None)
-    if journal is None:
-        return False
-    record = journal.step(*exchange_key(request))
-    return record is not None and record.hash == input_hash(request)
+    """Whether ``backend`` (a ``JournalBackend``) will answer ``request`` from its journal;
+    False for a backend with no journal."""
+    recorded = getattr(backend, "recorded", None)
+    return recorded is not None and recorded(request) is not None
 
 
 class TelemetryBackend:

@@ -126,13 +126,19 @@ class JournalBackend:
         self.on_live = on_live
         self.answered = 0  # exchanges answered from the journal
 
+    def recorded(self, request: Request) -> Any:
+        """The journal's answer to ``request`` (a ``StepRecord``) when it has one for the
+        same step with the same input; None when the step must run."""
+        record = self.journal.step(*exchange_key(request))
+        return record if record is not None and record.hash == input_hash(request) else None
+
     async def _ask(self, request: Request, call: Callable[[], Awaitable[Any]]) -> Any:
         from openprose.vm.state.base import StepRecord
 
         kind, key = exchange_key(request)
         hashed = input_hash(request)
-        record = self.journal.step(kind, key)
-        if record is not None and record.hash == hashed:
+        record = self.recorded(request)
+        if record is not None:
             self.answered += 1
             if record.error is not None:
                 return decode(request, {"error": record.error})

@@ -20,7 +20,7 @@ from typing import Any
 
 from openprose.syntax import tree as t
 from openprose.vm import events as ev
-from openprose.vm.rundir import new_run_id
+from openprose.vm.rundir import new_run_id, state_line
 from openprose.vm.state.base import RunInfo, StateError, program_hash
 from openprose.vm.state.journal import Journal, sqlite_transaction
 from openprose.vm.state.sqlite import parallel_step
@@ -58,11 +58,7 @@ class Narration:
     def line(self, event: ev.Event, depth: int) -> str | None:
         n = event.step
         if isinstance(event, ev.Binding):
-            if event.binding_kind == "input":
-                return None
-            if event.binding_kind == "anonymous":
-                return f"{n}→ ✓"
-            return f"{n}→ {event.name} ✓"
+            return state_line(event)  # the same marker as state.md's
         slot = (event.step, event.level, depth)
         if isinstance(event, ev.ParallelEnter):
             self._branches[slot] = {b: "→" for b in event.branches}

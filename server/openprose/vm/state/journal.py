@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from openprose.vm.rundir import pid_alive
 from openprose.vm.state.base import RunInfo, StepRecord
 from openprose.vm.values import Value
 
@@ -382,21 +383,7 @@ def process_alive(pid: int | None, host: str) -> bool:
         return False
     if host and host != socket.gethostname():
         return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return _not_zombie(pid)
-
-
-def _not_zombie(pid: int) -> bool:
-    try:
-        status = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return status.rsplit(")", 1)[-1].split()[0] != "Z"
+    return pid_alive(pid)
 
 
 def connect_sqlite(path: Path) -> sqlite3.Connection:
