@@ -30,7 +30,7 @@ from openprose.analysis.contracts import absolute, set_overlay
 from openprose.files import read_text
 from openprose.ide.lens import RUN_COMMAND
 from openprose.ide.triggers import COMPLETION_TRIGGERS, SIGNATURE_TRIGGERS
-from openprose.lsp import convert, state_commands, transport
+from openprose.lsp import convert, run_costs, state_commands, transport
 from openprose.lsp.documents import Documents, OpenDocument
 from openprose.lsp.positions import encoding_name
 from openprose.lsp.protocol import ProseProtocol, strict_converter
@@ -454,12 +454,16 @@ def hover(ls: ProseLanguageServer, params: types.HoverParams) -> types.Hover | N
     if doc is None:
         return None
     positions = ls.positions(doc)
-    found = describe(doc.analysis(), positions.from_client(params.position))
+    analysis = doc.analysis()
+    position = positions.from_client(params.position)
+    found = describe(analysis, position)
     if found is None:
         return None
-    return types.Hover(
-        contents=convert.markdown(found.contents), range=positions.range(found.range)
-    )
+    contents = found.contents
+    section = run_costs.hover_text(analysis, position)  # never raises
+    if section:
+        contents = f"{contents}\n\n---\n\n{section}"
+    return types.Hover(contents=convert.markdown(contents), range=positions.range(found.range))
 
 
 @server.feature(types.TEXT_DOCUMENT_DEFINITION)
@@ -813,15 +817,28 @@ def inlay_hint(ls: ProseLanguageServer, params: types.InlayHintParams) -> list[t
     if doc is None:
         return []
     positions = ls.positions(doc)
-    return [
+    analysis = doc.analysis()
+    wanted = positions.from_range(params.range)
+    found = [
         types.InlayHint(
             position=positions.to_client(h.position),
             label=h.label,
             kind=types.InlayHintKind.Parameter,
             padding_right=True,
         )
-        for h in inlay_hints(doc.analysis(), positions.from_range(params.range))
+        for h in inlay_hints(analysis, wanted)
     ]
+    if ls.settings.run_cost_hints:
+        found += [
+            types.InlayHint(
+                position=positions.to_client(h.position),
+                label=h.label,
+                tooltip=h.tooltip,
+                padding_left=True,
+            )
+            for h in run_costs.hints(analysis, wanted)  # never raises
+        ]
+    return found
 
 
 @server.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK)

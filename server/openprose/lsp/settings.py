@@ -11,7 +11,8 @@ default docs/diagnostics.md on GitHub at this version's release tag), ``runComma
 (``"client"``: the client runs programs itself, and the Run lenses name its commands,
 ``prose.runProgram``/``prose.runProgramWithInputs``; ``"server"``, the default:
 ``prose.run``), ``run`` (``{"backend": "offline"}``: the backend ``prose.run`` uses; only
-``offline`` so far).  A project's own
+``offline`` so far), ``inlayHints`` (``{"runCost": bool}``: the last run's tokens and cost
+after each session, shown by default).  A project's own
 ``prose.toml`` or ``[tool.openprose]`` table takes precedence over the editor's rule settings.
 """
 
@@ -42,6 +43,7 @@ class Settings:
         self.docs_url: str | None = None  # None: openprose.reference's, "": no code links
         self.client_runs = False  # runCommand "client": the lenses name the client's commands
         self.run_backend = "offline"
+        self.run_cost_hints = True  # inlayHints.runCost
         self.client_config: Config | None = None
         self._finder = ConfigFinder()
         # Why the last settings from the editor were rejected, until the user has been told.
@@ -73,6 +75,9 @@ class Settings:
         run_command = values.get("runCommand")
         if run_command in ("client", "server"):
             self.client_runs = run_command == "client"
+        hints = values.get("inlayHints")
+        if isinstance(hints, dict) and isinstance(hints.get("runCost"), bool):
+            self.run_cost_hints = hints["runCost"]
         run = values.get("run")
         if isinstance(run, dict) and run.get("backend") in _RUN_BACKENDS:
             self.run_backend = run["backend"]
