@@ -2,7 +2,8 @@
 //
 // VS Code groups the rule settings under `prose.diagnostics.*` and the trace under
 // `prose.trace.server`; the server (openprose/lsp/settings.py) reads flat keys: `select`,
-// `extend-select`, `ignore`, `severity`, `format: {enable}`, `debounce` (ms) and `trace`.
+// `extend-select`, `ignore`, `severity`, `format: {enable}`, `debounce` (ms), `trace` and
+// `inlayHints: {runCost}`.
 // The same object is sent as initializationOptions, as the answer to workspace/configuration
 // (section `prose`) and in workspace/didChangeConfiguration.
 
@@ -20,6 +21,7 @@ export interface ServerSettings {
   format: { enable: boolean };
   debounce: number;
   trace: TraceLevel;
+  inlayHints: { runCost: boolean };
 }
 
 export const DEFAULT_DEBOUNCE_MS = 150;
@@ -72,14 +74,15 @@ function debounce(value: unknown): number {
 /**
  * The server's settings from the extension's. An empty `select` means the default rule set, so
  * it is left out (the server would read an empty list as "report nothing"); so are the other
- * empty rule settings. `format`, `debounce` and `trace` are always present so that a setting
- * reset to its default reaches the server too.
+ * empty rule settings. `format`, `debounce`, `trace` and `inlayHints` are always present so that
+ * a setting reset to its default reaches the server too.
  */
 export function toServerSettings(get: SettingsReader): ServerSettings {
   const settings: ServerSettings = {
     format: { enable: get("format.enable") !== false },
     debounce: debounce(get("debounce")),
     trace: traceLevel(get("trace.server")),
+    inlayHints: { runCost: get("inlayHints.runCost") !== false },
   };
   const select = codes(get("diagnostics.select"));
   if (select) {

@@ -31,7 +31,12 @@ describe("package.json", () => {
   });
 
   it("has defaults that leave the server's rules alone", () => {
-    assert.deepEqual(toServerSettings(defaultsReader([])), { format: { enable: true }, debounce: 150, trace: "off" });
+    assert.deepEqual(toServerSettings(defaultsReader([])), {
+      format: { enable: true },
+      debounce: 150,
+      trace: "off",
+      inlayHints: { runCost: true },
+    });
   });
 
   it("restricts the settings that start programs in untrusted workspaces", () => {

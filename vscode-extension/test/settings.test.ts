@@ -19,6 +19,7 @@ const DEFAULTS = {
   "diagnostics.severity": {},
   "format.enable": true,
   debounce: 150,
+  "inlayHints.runCost": true,
 };
 
 describe("toServerSettings", () => {
@@ -27,6 +28,7 @@ describe("toServerSettings", () => {
       format: { enable: true },
       debounce: 150,
       trace: "off",
+      inlayHints: { runCost: true },
     });
   });
 
@@ -41,6 +43,7 @@ describe("toServerSettings", () => {
         "format.enable": false,
         debounce: 0,
         "trace.server": "verbose",
+        "inlayHints.runCost": false,
       }),
     );
     assert.deepEqual(settings, {
@@ -51,11 +54,17 @@ describe("toServerSettings", () => {
       format: { enable: false },
       debounce: 0,
       trace: "verbose",
+      inlayHints: { runCost: false },
     });
   });
 
   it("survives missing and malformed values", () => {
-    assert.deepEqual(toServerSettings(reader({})), { format: { enable: true }, debounce: 150, trace: "off" });
+    assert.deepEqual(toServerSettings(reader({})), {
+      format: { enable: true },
+      debounce: 150,
+      trace: "off",
+      inlayHints: { runCost: true },
+    });
     const settings = toServerSettings(
       reader({
         "diagnostics.select": "E001",
@@ -64,6 +73,7 @@ describe("toServerSettings", () => {
         "format.enable": "no",
         debounce: Number.NaN,
         "trace.server": "loud",
+        "inlayHints.runCost": "no",
       }),
     );
     assert.deepEqual(settings, {
@@ -72,6 +82,7 @@ describe("toServerSettings", () => {
       format: { enable: true },
       debounce: 150,
       trace: "off",
+      inlayHints: { runCost: true },
     });
   });
 
