@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Awaitable, Callable
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_lsp
 from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient
 
 from openprose.vm.backends.offline import OfflineBackend
 from openprose.vm.context.record import Layers, SessionBudget, record
@@ -138,6 +141,11 @@ async def test_a_moved_or_changed_statement_shows_nothing(session: Session, proj
 
 async def test_the_setting_turns_the_hints_off(session: Session, project: Path) -> None:
     uri = await open_program(session, project)
+    features = session.client.protocol.fm.features
+    if types.WORKSPACE_INLAY_HINT_REFRESH not in features:
+        # Neovim's capabilities say it can be asked to request its hints again, and the
+        # server asks when this setting changes: the test client answers (and asks nothing).
+        session.client.feature(types.WORKSPACE_INLAY_HINT_REFRESH)(lambda params: None)
 
     async def settle(check: Callable[[list[types.InlayHint]], bool]) -> None:
         # Settings are applied asynchronously: ask until the answer reflects them.
@@ -158,3 +166,44 @@ async def test_the_setting_turns_the_hints_off(session: Session, project: Path) 
         assert await hints(session, uri) == []
     finally:
         await configure(True)  # restored: this server's other tests see the hints
+
+
+@pytest_lsp.fixture(
+    scope="module",
+    config=ClientServerConfig(server_command=[sys.executable, "-m", "openprose.lsp"]),
+)
+async def refreshing(lsp_client: LanguageClient) -> AsyncIterator[LanguageClient]:
+    """A client that can be asked to request its inlay hints again, and counts the asks."""
+    asked: list[None] = []
+    lsp_client.inlay_hint_refreshes = asked  # type: ignore[attr-defined]
+
+    @lsp_client.feature(types.WORKSPACE_INLAY_HINT_REFRESH)
+    def refresh(params: None) -> None:
+        asked.append(params)
+
+    capabilities = types.ClientCapabilities(
+        workspace=types.WorkspaceClientCapabilities(
+            inlay_hint=types.InlayHintWorkspaceClientCapabilities(refresh_support=True)
+        )
+    )
+    await lsp_client.initialize_session(types.InitializeParams(capabilities=capabilities))
+    yield lsp_client
+    await lsp_client.shutdown_session()
+
+
+async def test_the_client_is_asked_for_hints_again_when_the_setting_changes(
+    refreshing: LanguageClient,
+) -> None:
+    asked: list[None] = refreshing.inlay_hint_refreshes  # type: ignore[attr-defined]
+
+    async def configure(settings: dict[str, Any], count: int) -> None:
+        refreshing.workspace_did_change_configuration(
+            types.DidChangeConfigurationParams(settings={"prose": settings})
+        )
+        while len(asked) < count:
+            await asyncio.sleep(0.01)
+
+    await asyncio.wait_for(configure({"inlayHints": {"runCost": False}}, 1), 10)
+    await asyncio.wait_for(configure({"debounce": 20}, 1), 10)  # another setting: no ask
+    await asyncio.wait_for(configure({"inlayHints": {"runCost": True}}, 2), 10)
+    assert len(asked) == 2

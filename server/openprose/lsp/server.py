@@ -318,12 +318,24 @@ async def did_change_configuration(
     ls: ProseLanguageServer, params: types.DidChangeConfigurationParams
 ) -> None:
     settings = params.settings
+    run_cost_hints = ls.settings.run_cost_hints
     if isinstance(settings, dict) and isinstance(settings.get("prose"), dict):
         ls.settings.update(settings["prose"])
     else:
         await _refresh_settings(ls)
     _tell_settings_problems(ls)
     ls.rules_changed()
+    if ls.settings.run_cost_hints != run_cost_hints:
+        _inlay_hints_changed(ls)
+
+
+def _inlay_hints_changed(ls: ProseLanguageServer) -> None:
+    """Ask the client for the inlay hints again, when it can be asked: it would otherwise
+    keep showing the ones it has until the next edit."""
+    capabilities = ls.client_capabilities
+    workspace = capabilities.workspace if capabilities else None
+    if workspace and workspace.inlay_hint and workspace.inlay_hint.refresh_support:
+        ls.workspace_inlay_hint_refresh(None)
 
 
 def _tell_settings_problems(ls: ProseLanguageServer) -> None:

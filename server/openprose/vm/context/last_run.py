@@ -32,6 +32,7 @@ PROJECT_MARKER = ".prose"
 JOURNALS = (("filesystem", "journal.db", ""), ("sqlite", "state.db", "x_"))
 # A reader waits this long for a writer's lock; in WAL mode readers are rarely blocked.
 BUSY_TIMEOUT = 0.2
+READ_CACHE_SIZE = 32  # journals whose figures are kept (one per program asked about)
 
 
 @dataclass(frozen=True)
@@ -206,6 +207,8 @@ def _figures(header: _Header) -> LastRun | None:
         return None  # not cached: a locked journal may read next time
     found = _grouped(header, entries, budgets)
     with _lock:
+        if len(_read) >= READ_CACHE_SIZE:
+            _read.clear()  # older runs' figures: the newest is read again on the next ask
         _read[key] = (stamp, found)
     return found
 
