@@ -66,13 +66,12 @@ def test_a_session_keyword_shows_the_statement_budget_and_cost() -> None:
     assert "This statement: 2 calls, 1,234 tokens (1,000 in, 200 out, 34 cached), $0.0123." in (
         found
     )
-    assert "Context of the last of its 2 attempts of `claude-sonnet-4`, counted by estimate:" in (
-        found
-    )
+    assert "Context of the last of 2 attempts (`claude-sonnet-4`, tokens estimated):" in found
     assert "| context | 2,000 |" in found
     assert "| reserve | 8,192 |" in found
     assert "| **total** | **10,342** |" in found
-    assert "Window: 10,342 of 200,000 tokens used (5%)." in found
+    window = "Window: 10,342 of 200,000 tokens (5%), the 8,192 kept for the answer included."
+    assert window in found
     assert "To fit the window:\n- summarised `notes`" in found
 
 
@@ -163,3 +162,13 @@ def test_labels_and_ages() -> None:
         "2 hours ago",
         "3 days ago",
     ]
+
+
+def test_one_attempt_counted_by_the_provider() -> None:
+    counted = Budget("", 0, (("prompt", 40), ("reserve", 0)), "anthropic")
+    data = costs(summary=StatementCost(8, SUMMARY.statement, SUMMARY.totals, counted, 1))
+    found = section(PROGRAM, 7, 3, data)
+    assert found is not None
+    assert "Context of the request (counted by anthropic):" in found
+    assert "Window" not in found  # no window known: no share of it
+    assert "To fit" not in found

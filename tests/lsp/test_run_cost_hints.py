@@ -100,7 +100,7 @@ async def test_hover_on_a_session_shows_its_budget_and_cost(
     assert "**Last run** `" in text
     assert "This statement: 1 call, " in text
     assert "| context | 4,321 |" in text
-    assert "Window: 4,329 of 200,000 tokens used (2%)." in text
+    assert "Window: 4,329 of 200,000 tokens (2%)." in text  # no reserve in this budget
     assert "- summarised `notes`" in text
     agent = await session.client.text_document_hover_async(
         types.HoverParams(text_document=session.doc(uri), position=session.position(PROGRAM, 0, 8))

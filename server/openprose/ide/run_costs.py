@@ -147,11 +147,14 @@ def session_section(found: StatementCost, costs: RunCosts, now: float) -> str:
     lines = [f"**Last run** {_run(costs, now)}", "", f"This statement: {_totals(found.totals)}."]
     budget = found.budget
     if budget is not None:
-        model = f" of `{budget.model}`" if budget.model else ""
-        attempt = "the last of its " if found.attempts > 1 else ""
+        which = f"the last of {found.attempts} attempts" if found.attempts > 1 else "the request"
+        facts = [f"`{budget.model}`"] if budget.model else []
+        facts.append(
+            "tokens estimated" if budget.counter == "estimate" else f"counted by {budget.counter}"
+        )
         lines += [
             "",
-            f"Context of {attempt}{_attempts(found.attempts)}{model}, counted by {budget.counter}:",
+            f"Context of {which} ({', '.join(facts)}):",
             "",
             "| layer | tokens |",
             "| --- | ---: |",
@@ -160,9 +163,11 @@ def session_section(found: StatementCost, costs: RunCosts, now: float) -> str:
         ]
         if budget.window > 0:
             share = budget.total / budget.window
+            reserve = dict(budget.layers).get("reserve", 0)
+            kept = f", the {reserve:,} kept for the answer included" if reserve else ""
             lines += [
                 "",
-                f"Window: {budget.total:,} of {budget.window:,} tokens used ({share:.0%}).",
+                f"Window: {budget.total:,} of {budget.window:,} tokens ({share:.0%}){kept}.",
             ]
         if budget.actions:
             lines += ["", "To fit the window:", *(f"- {action}" for action in budget.actions)]
@@ -175,10 +180,6 @@ def agent_section(name: str, totals: Totals, costs: RunCosts, now: float) -> str
         f"**Last run** {_run(costs, now)}\n\n"
         f"`{name}`: {sessions}, {_tokens(totals)}{_cost(totals.cost, ', ')}."
     )
-
-
-def _attempts(count: int) -> str:
-    return f"{count} attempts" if count > 1 else "the attempt"
 
 
 def _run(costs: RunCosts, now: float) -> str:
