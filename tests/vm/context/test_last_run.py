@@ -229,3 +229,13 @@ def test_a_journal_without_read_permission_is_no_figures(tmp_path: Path) -> None
         assert last_run(tmp_path / "main.prose") is None
     finally:
         database.chmod(0o644)
+
+
+def test_a_folder_that_is_no_run_is_passed_over(tmp_path: Path) -> None:
+    run_id = run(tmp_path)
+    stray = tmp_path / ".prose" / "runs" / "notes"
+    stray.mkdir()
+    (stray / "state.md").write_text("# an in-context run keeps no journal\n", encoding="utf-8")
+    assert found(tmp_path / "main.prose").run_id == run_id
+    # ...and the listing is still kept: nothing in it needs reading again.
+    assert (tmp_path / ".prose" / "runs") in module._newest

@@ -66,6 +66,7 @@ class _Header:
 
 
 _lock = threading.Lock()
+UNREADABLE = _Header("", "", "", 0.0, Path(), "")  # a run whose journal could not be read
 # A run directory's header never changes once published (program and start are written
 # when the run is made), so it is read once per directory.
 _headers: dict[Path, _Header] = {}
@@ -117,8 +118,10 @@ def _newest_runs(root: Path) -> dict[str, _Header]:
     complete = True
     for directory in _run_directories(root):
         header = _header(directory)
-        if header is None:
+        if header is UNREADABLE:
             complete = False
+            continue
+        if header is None:
             continue
         best = newest.get(header.program)
         if best is None or (header.started_at, header.run_id) > (best.started_at, best.run_id):
@@ -141,6 +144,8 @@ def _run_directories(root: Path) -> Iterator[Path]:
 
 
 def _header(directory: Path) -> _Header | None:
+    """The run's program and start; None when the directory is no run of a local state
+    backend (an in-context run's, say), ``UNREADABLE`` when its journal cannot be read."""
     with _lock:
         known = _headers.get(directory)
     if known is not None:
@@ -156,14 +161,14 @@ def _header(directory: Path) -> _Header | None:
                     (directory.name,),
                 ).fetchone()
         except (sqlite3.Error, OSError):
-            return None
+            return UNREADABLE
         if row is None:
-            return None
+            return UNREADABLE
         header = _Header(directory.name, state, str(row[0]), float(row[1] or 0), journal, prefix)
         with _lock:
             _headers[directory] = header
         return header
-    return None  # not a run (no journal): not cached, a run may be published here
+    return None  # runs are published whole (a rename): this one will not gain a journal
 
 
 @contextlib.contextmanager
