@@ -124,10 +124,10 @@ def test_context_forms(run_prose: Any, form: str, names: list[str]) -> None:
 def test_a_long_context_value_is_summarised_first(run_prose: Any) -> None:
     run = run_prose(
         'let a = session "Long"\nsession "Use"\n  context: a\n',
-        options=Options(context_limit=10, jitter=False),
+        options=Options(verbatim_below=10, jitter=False),
     )
     assert run.calls == [("session", "Long"), ("summarise", "a"), ("session", "Use")]
-    assert len(run.backend.sessions[-1].context[0][1]) == 10
+    assert run.backend.sessions[-1].context[0][0] == "a"
 
 
 def test_anonymous_sessions_get_numbered_bindings(run_prose: Any) -> None:

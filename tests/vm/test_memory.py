@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from openprose.vm.backends.base import Turn
 from openprose.vm.memory import AgentMemories, render_memory, split_memory
 from openprose.vm.memory_store import Segment
 
@@ -26,18 +27,22 @@ session "Unrelated"
 """
 
 
-def test_resume_passes_the_memory_and_every_invocation_leaves_a_segment(
+def test_resume_passes_the_earlier_turns_and_every_invocation_leaves_a_segment(
     run_prose: Any,
 ) -> None:
     run = run_prose(PROGRAM)
     assert run.result.status == "success"
     first, second, third, plain = run.backend.sessions
-    assert first.context == ()
-    assert second.context == (
-        ("memory", "[dry run] Review the plan (agent: captain; model: opus)"),
+    assert first.context == () and first.turns == ()
+    # A multi-turn session: the earlier invocations are its turns; memory.md's current
+    # understanding is the last answer, which the last turn holds, so no memory layer.
+    assert second.context == ()
+    assert second.turns == (
+        Turn("Review the plan", "[dry run] Review the plan (agent: captain; model: opus)"),
     )
-    assert third.context[0][1].startswith("[dry run] Review step 1 (agent: captain; model: opus;")
-    assert plain.context == ()
+    assert [turn.prompt for turn in third.turns] == ["Review the plan", "Review step 1"]
+    assert third.turns[1].answer.startswith("[dry run] Review step 1 (agent: captain;")
+    assert plain.context == () and plain.turns == ()
     agent_dir = run.run_dir / "agents" / "captain"
     assert sorted(p.name for p in agent_dir.iterdir() if not p.name.startswith(".")) == [
         "captain-001.md",
@@ -60,8 +65,8 @@ def test_project_memory_survives_the_run(run_prose: Any) -> None:
     assert first.result.status == "success"
     second = run_prose(agent + 'resume: advisor\n  prompt: "Second advice"\n')
     assert second.result.status == "success"
-    assert second.backend.sessions[0].context == (
-        ("memory", "[dry run] First advice (agent: advisor; model: opus)"),
+    assert second.backend.sessions[0].turns == (
+        Turn("First advice", "[dry run] First advice (agent: advisor; model: opus)"),
     )
     directory = first.root / ".prose" / "agents" / "advisor"
     assert sorted(p.name for p in directory.iterdir() if not p.name.startswith(".")) == [

@@ -331,6 +331,19 @@ class Retry(Event):
 
 
 @dataclass
+class ContextStep(Event):
+    """What the VM did to a session's context to fit its model's window (docs/context.md):
+    ``action`` is summarised, compacted, overflow, purged, dropped or reset."""
+
+    marker: ClassVar[str] = "[Context]"
+    action: str = ""
+    detail: str = ""
+
+    def lines(self) -> list[str]:
+        return [f"{self.marker} {self.detail}"]
+
+
+@dataclass
 class Failure(Event):
     marker: ClassVar[str] = "[Warning]"
     message: str = ""

@@ -33,17 +33,26 @@ from openprose.vm.backends.base import (
     BackendFatal,
     ChoiceRequest,
     ConditionRequest,
+    ContextOverflow,
     SessionRequest,
     SummaryRequest,
+    Turn,
     Usage,
 )
-from openprose.vm.memory import AgentMemories
+from openprose.vm.context import ladder
+from openprose.vm.context import record as budgets
+from openprose.vm.context.assembly import Plan
+from openprose.vm.context.fitting import fit, measure
+from openprose.vm.context.overflow import recover
+from openprose.vm.context.tokens import backend_name, counter_of
+from openprose.vm.context.windows import RESERVE, window_for
+from openprose.vm.memory import AgentMemories, render_memory, split_memory
 from openprose.vm.operators import binary, compare, truth
 from openprose.vm.permissions import permissions_text
 from openprose.vm.remote import RemoteError, RemoteLoader, is_remote
 from openprose.vm.rundir import write_atomic
 from openprose.vm.scope import Frame, Scope
-from openprose.vm.state.base import RunStore
+from openprose.vm.state.base import RunStore, StateError
 from openprose.vm.values import (
     ProseError,
     Record,
@@ -58,7 +67,6 @@ from openprose.vm.values import (
 MAX_DEPTH = 100
 DEFAULT_CONCURRENCY = 8
 UNBOUNDED_LOOP_LIMIT = 100
-CONTEXT_LIMIT = 8000
 JOINS = ("all", "first", "any")
 POLICIES = ("fail-fast", "continue", "ignore")
 
@@ -82,7 +90,8 @@ class Options:
     concurrency: int = DEFAULT_CONCURRENCY  # parallel for / pmap in flight at once
     max_depth: int = MAX_DEPTH  # nested block invocations
     unbounded_loop_limit: int = UNBOUNDED_LOOP_LIMIT  # `loop:` with no max
-    context_limit: int = CONTEXT_LIMIT  # characters of one context value before summarising
+    # characters under which a context value is passed verbatim (vm/context/ladder.py)
+    verbatim_below: int = ladder.VERBATIM_BELOW
     retry_base_delay: float = 1.0  # seconds
     retry_max_delay: float = 60.0
     jitter: bool = True
@@ -292,6 +301,10 @@ class Interpreter:
         self._anonymous = 0
         self._imports_run = 0
         self._floors: dict[str, int] = {}
+        # Summaries asked in this run, by their journal key: a value passed to many
+        # sessions at once is summarised (and paid for) once.
+        self._summaries: dict[tuple[str, str], asyncio.Task[str]] = {}
+        self.last_budget: budgets.SessionBudget | None = None
         self.remote = remote  # None: remote programs are refused
         self.fetched = fetched  # this program came from the network
         self.memories = _memories(
@@ -736,47 +749,61 @@ class Interpreter:
         else:
             prompt = ""
         model = await self.property_text(merged["model"], ctx) if "model" in merged else None
-        context = await self.context(own.get("context"), ctx)
-        retries = to_count(await self.expression(own["retry"].value, ctx)) if "retry" in own else 0
-        backoff = (await self.property_text(own["backoff"], ctx)) if "backoff" in own else "none"
-        extra = tuple(
+        properties = tuple(
             (name, _property_source(name, prop))
             for name, prop in merged.items()
             if name not in ("prompt", "model", "context", "retry", "backoff")
         )
+        items = await self.context_items(own.get("context"), ctx, properties, own.get("context"))
+        retries = to_count(await self.expression(own["retry"].value, ctx)) if "retry" in own else 0
+        backoff = (await self.property_text(own["backoff"], ctx)) if "backoff" in own else "none"
+        extra = properties
         persist = _persistence(merged) if agent_name is not None else None
+        memory: str | None = None
+        turns: tuple[Turn, ...] = ()
         if isinstance(node, t.Resume):
             extra += (("resume", "true"),)
-            memory = None
             if agent_name is not None and persist is not None:
-                memory = self.recall(agent_name, persist, ctx)
+                memory, turns = self.recall(agent_name, persist, ctx)
             if persist is not None and memory is None:
                 raise ProseError(
                     f"no memory for agent {agent_name!r} yet: use `session:` first",
                     headline(node),
                 )
-            if memory is not None:
-                context = (("memory", memory), *context)
+            if memory is not None and turns:
+                # The last answer, memory.md's current understanding, is the last turn:
+                # the memory layer is what the turns do not hold (its compacted history).
+                history = split_memory(render_memory(agent_name or "", memory))[1]
+                memory = history or None
         request = SessionRequest(
             prompt=prompt,
             step=ctx.key,
             agent=agent_name,
             model=model,
             system=system,
-            context=context,
             properties=extra,
         )
-        answer = await self.with_retry(request, retries or 0, backoff, ctx, node)
+        plan = Plan(
+            request,
+            memory,
+            items,
+            turns,
+            window=window_for(self.model_id(model)),
+            reserve=RESERVE,
+        )
+        steps = SessionSteps(self, ctx, node, agent_name, persist)
+        answer = await self.with_retry(plan, retries or 0, backoff, ctx, node, steps)
         if persist is not None and agent_name is not None:
             self.memories.record(agent_name, persist, prompt, answer, self.clock.now(), key=ctx.key)
         return answer
 
-    def recall(self, agent: str, persist: str, ctx: Ctx) -> str | None:
-        """An agent's memory, as the run first read it at this step: another run may have
-        changed a project agent's memory since, and a resumed run must ask its journaled
-        sessions the very same question."""
+    def recall(self, agent: str, persist: str, ctx: Ctx) -> tuple[str | None, tuple[Turn, ...]]:
+        """An agent's memory and its earlier turns (segments not yet compacted), as the run
+        first read them at this step: another run may have changed a project agent's
+        memory since, and a resumed run must ask its journaled sessions the very same
+        question."""
         if self.store is None:
-            return self.memories.read(agent, persist)
+            return self.memories.read(agent, persist), self.turns_of(agent, persist)
         from openprose.vm.state.base import StepRecord
 
         journal = self.store.journal
@@ -786,10 +813,46 @@ class Interpreter:
             remembered = known.result.get("text")
             if isinstance(remembered, str):
                 self.memories.current[agent] = remembered
-            return remembered if isinstance(remembered, str) else None
+            turns = tuple(
+                Turn(str(pair[0]), str(pair[1]))
+                for pair in known.result.get("turns") or ()
+                if isinstance(pair, list) and len(pair) == 2
+            )
+            return (remembered if isinstance(remembered, str) else None), turns
         memory = self.memories.read(agent, persist)
-        journal.record_step(StepRecord("memory", key, "", {"text": memory}))
-        return memory
+        turns = self.turns_of(agent, persist) if memory is not None else ()
+        result = {"text": memory, "turns": [[turn.prompt, turn.answer] for turn in turns]}
+        journal.record_step(StepRecord("memory", key, "", result))
+        return memory, turns
+
+    def turns_of(self, agent: str, persist: str) -> tuple[Turn, ...]:
+        try:
+            segments = self.memories.segments(agent, persist)
+        except (OSError, StateError):
+            return ()  # the memory is read; its turns are an addition
+        return tuple(Turn(segment.prompt, segment.summary) for segment in segments)
+
+    def model_id(self, alias: str | None) -> str:
+        """The model id a session's model resolves to, for its window: the provider's own
+        for the chat backends, Anthropic's for the others (claude-code, offline, replay)."""
+        from openprose.vm.backends.pricing import resolve_model
+
+        inner: Any = self.backend
+        while getattr(inner, "inner", None) is not None:
+            inner = inner.inner
+        model_map = getattr(inner, "model_map", None)
+        provider = "openai" if getattr(inner, "name", "") == "openai" else "anthropic"
+        return resolve_model(provider, alias, model_map if isinstance(model_map, dict) else {})
+
+    def can_read(self, location: str, properties: tuple[tuple[str, str], ...]) -> bool:
+        """Whether the backend's sessions with these properties may read ``location``."""
+        inner: Any = self.backend
+        while inner is not None:
+            check = getattr(inner, "can_read", None)
+            if callable(check):
+                return bool(check(location, properties))
+            inner = getattr(inner, "inner", None)
+        return False
 
     async def property_text(self, prop: t.Property, ctx: Ctx) -> str:
         value = prop.value
@@ -799,24 +862,48 @@ class Interpreter:
         return render(await self.expression(value, ctx))
 
     async def with_retry(
-        self, request: SessionRequest, retries: int, backoff: str, ctx: Ctx, node: Any
+        self, plan: Plan, retries: int, backoff: str, ctx: Ctx, node: Any, steps: SessionSteps
     ) -> str:
-        attempt = 1
+        """Send the session (fitted under its window), recovering from a context overflow
+        step by step (which spends no ``retry:``) and retrying other failures."""
+        counter, name = counter_of(self.backend), backend_name(self.backend)
+        plan, layers, counted, stage = await fit(plan, steps, counter, name)
+        attempt = failures = 1
         while True:
-            asked = replace(request, attempt=attempt)
+            asked = replace(plan.build(), attempt=attempt)
             self.check_budget(node, asked, session=True)
+            self.record_budget(asked, plan, layers, counted, node)
             try:
                 result = await self.backend.run_session(asked)
+            except ContextOverflow as overflow:
+                recovered = await recover(plan, steps, stage)
+                if recovered is None:
+                    self.emit(ctx, ev.Failure, message=str(overflow))
+                    raise ProseError(
+                        f"{overflow} (every recovery step of docs/context.md was taken)",
+                        headline(node),
+                        "session",
+                    ) from None
+                plan, stage = recovered
+                layers, counted = await measure(plan, counter, name)
+                attempt += 1
+                continue
             except BackendError as failure:
-                if attempt > retries:
+                if failures > retries:
                     self.emit(ctx, ev.Failure, message=str(failure))
                     raise ProseError(str(failure), headline(node), "session") from None
-                delay = self.retry_delay(backoff, attempt)
+                delay = self.retry_delay(backoff, failures)
                 self.emit(
-                    ctx, ev.Retry, attempt=attempt, maximum=retries, delay=delay, error=str(failure)
+                    ctx,
+                    ev.Retry,
+                    attempt=failures,
+                    maximum=retries,
+                    delay=delay,
+                    error=str(failure),
                 )
                 await self.clock.sleep(delay)
                 attempt += 1
+                failures += 1
                 continue
             self.sessions += 1
             self.account(result, asked, node, check=False)
@@ -938,8 +1025,16 @@ class Interpreter:
                 f"${cost:.2f}, of ${limit:.2f})"
             )
 
-    async def context(self, prop: t.Property | None, ctx: Ctx) -> tuple[tuple[str, str], ...]:
-        """``context: x``, ``[a, b]``, ``{ a, b }`` and ``[]``: (name, text) pairs."""
+    async def context_items(
+        self,
+        prop: t.Property | None,
+        ctx: Ctx,
+        properties: tuple[tuple[str, str], ...],
+        node: Any,
+    ) -> tuple[ladder.Item, ...]:
+        """``context: x``, ``[a, b]``, ``{ a, b }`` and ``[]``, each binding as it is sent
+        (vm/context/ladder.py): by reference when the session can read where it is
+        stored, else verbatim, summarised or reduced to its essentials by its size."""
         if prop is None or prop.value is None:
             return ()
         value = prop.value
@@ -949,8 +1044,9 @@ class Interpreter:
             nodes = value.entries()
         else:
             nodes = [value]
-        pairs = []
+        items = []
         for item in nodes:
+            location = None
             if isinstance(item, t.ObjectEntry):
                 label = source_of(item.key).strip('"')
                 text = render(await self.expression(item.value, ctx))
@@ -960,14 +1056,89 @@ class Interpreter:
                 if bound is None:
                     continue  # nothing to pass: a race's branch that did not finish, say
                 text = render(bound)
-            if len(text) > self.options.context_limit:
-                asked = SummaryRequest(label, text, self.options.context_limit, ctx.key)
-                self.check_budget(prop, asked)
-                summary = await self.backend.summarise(asked)
-                self.account(summary, asked, prop)
-                text = summary.text
-            pairs.append((label, text))
-        return tuple(pairs)
+                if isinstance(item, t.Name):
+                    location = self.binding_location(item.value, text, ctx)
+            if location is not None and not self.can_read(location, properties):
+                location = None
+            form = ladder.tier(text, self.options.verbatim_below)
+            if location is not None and form != ladder.VERBATIM:
+                sent = ladder.reference(label, location, len(text))
+                items.append(ladder.Item(label, sent, ladder.REFERENCE, len(text), location))
+                continue
+            if form != ladder.VERBATIM:
+                summary = await self.summary(label, text, form, ladder.SUMMARY_LIMIT, ctx, node)
+                self.emit(
+                    ctx,
+                    ev.ContextStep,
+                    action="summarised",
+                    detail=f"{label}: {len(text):,} characters passed as "
+                    f"{'its key points' if form == ladder.SUMMARY else 'its essentials'} "
+                    f"({len(summary):,} characters)",
+                )
+                text_sent = summary
+            else:
+                text_sent = text
+            items.append(ladder.Item(label, text_sent, form, len(text), location))
+        return tuple(items)
+
+    def binding_location(self, name: str, text: str, ctx: Ctx) -> str | None:
+        """Where the binding ``name`` is stored with the value ``text``, when the run keeps
+        bindings in files (the filesystem state) and it is committed there."""
+        directory = getattr(self.store, "directory", None)
+        holder = ctx.scope.holder(name)
+        if not hasattr(directory, "binding_path") or holder is None:
+            return None  # sqlite, postgres: a binding is a row, which no session can read
+        execution_id = holder.frame.execution_id if holder.frame is not None else None
+        path = directory.binding_path(name, execution_id)
+        try:
+            stored = path.read_text(encoding="utf-8")
+        except OSError:
+            return None
+        # A staged binding (inside a parallel branch) is not on disk yet: an older value is.
+        return str(path) if stored.rstrip("\n").endswith(text.rstrip("\n")) else None
+
+    async def summary(
+        self, name: str, text: str, mode: str, limit: int, ctx: Ctx, node: Any
+    ) -> str:
+        """A summary of ``text`` (a journaled backend step keyed by its content): asked
+        once per run, however many sessions want it at the same time."""
+        from openprose.vm.backends.replay import exchange_key
+
+        asked = SummaryRequest(name, text, limit, ctx.key, mode)
+        key = exchange_key(asked)
+        task = self._summaries.get(key)
+        if task is None or (task.done() and (task.cancelled() or task.exception() is not None)):
+            task = asyncio.ensure_future(self._summarise(asked, node))
+            self._summaries[key] = task
+        return await asyncio.shield(task)
+
+    async def _summarise(self, asked: SummaryRequest, node: Any) -> str:
+        self.check_budget(node, asked)
+        summary = await self.backend.summarise(asked)
+        self.account(summary, asked, node)
+        return summary.text
+
+    def record_budget(
+        self, asked: SessionRequest, plan: Plan, layers: Any, counted: str, node: Any
+    ) -> None:
+        """The session attempt's context budget, in the run's journal (vm/context/record.py)."""
+        from openprose.vm.backends.replay import exchange_key
+
+        where = statement_of(node)
+        budget = budgets.SessionBudget(
+            key=exchange_key(asked)[1],
+            agent=asked.agent or "",
+            statement=headline(where),
+            line=where.start_pos[0],
+            program=self.program_name,
+            model=self.model_id(asked.model),
+            window=plan.window,
+            layers=layers,
+            counter=counted,
+            actions=plan.actions,
+        )
+        self.last_budget = budget
+        budgets.record(budget, self.store.journal if self.store is not None else None)
 
     # ------------------------------------------------------------------ conditions
 
@@ -1597,6 +1768,35 @@ class Interpreter:
 
 
 _ESCAPES = {"\\": "\\", '"': '"', "n": "\n", "t": "\t", "{": "{", "}": "}"}
+
+
+class SessionSteps:
+    """What compaction and overflow recovery ask of the interpreter for one session
+    (vm/context/compaction.py ``Steps``): journaled summaries, and the agent's memory."""
+
+    def __init__(
+        self, vm: Interpreter, ctx: Ctx, node: Any, agent: str | None, persist: str | None
+    ) -> None:
+        self.vm, self.ctx, self.node, self.agent, self.persist = vm, ctx, node, agent, persist
+
+    async def summarise(self, name: str, text: str, mode: str, limit: int) -> str:
+        return await self.vm.summary(name, text, mode, limit, self.ctx, self.node)
+
+    def flush(self, notes: str) -> None:
+        if self.agent is not None and self.persist is not None:
+            now = self.vm.clock.now()
+            self.vm.memories.flush(self.agent, self.persist, notes, now, key=self.ctx.key)
+
+    def fold(self, keep: int) -> None:
+        if self.agent is None or self.persist is None:
+            return
+        try:
+            self.vm.memories.compact(self.agent, self.persist, "recent", max_messages=keep)
+        except StateError as error:
+            self.narrate("compacted", f"the agent's memory was not compacted: {error}")
+
+    def narrate(self, action: str, detail: str) -> None:
+        self.vm.emit(self.ctx, ev.ContextStep, action=action, detail=detail)
 
 
 def _letter(index: int) -> str:

@@ -215,6 +215,37 @@ class AgentMemories:
             txn.note(segment)
         return True
 
+    def segments(self, agent: str, scope: str) -> list[Segment]:
+        """The agent's segments not yet compacted, oldest first: the earlier turns of a
+        multi-turn (``resume:``) session (vm/context/compaction.py)."""
+        with self.store.transaction(agent, scope, create=False) as txn:
+            return txn.segments() if txn is not None else []
+
+    def flush(self, agent: str, scope: str, notes: str, ts: float, key: str = "") -> bool:
+        """Write a memory flush (seed 001: decisions, preferences, artifacts, patterns, one
+        per line) to the compacted history of the agent's ``memory.md``, before compaction
+        discards the turns they came from.  ``key`` (the session's step) makes it once per
+        step: a resumed run re-walking the compaction writes nothing.  Returns whether
+        anything was written."""
+        lines = [line.strip().lstrip("-*+ ").strip() for line in notes.splitlines()]
+        lines = [line for line in lines if line]
+        if not lines:
+            return False
+        head = f"- Memory flush ({iso(ts)})" + (f", step {key}" if key else "")
+        with self.store.transaction(agent, scope, create=True) as txn:
+            if txn is None:
+                return False
+            memory = txn.memory()
+            understanding, history = split_memory(memory) if memory else ("", "")
+            if key and f", step {key}\n" in history + "\n":
+                return False
+            entry = "\n".join([head, *(f"  - {line}" for line in lines)])
+            history = f"{history}\n{entry}" if history else entry
+            text = render_memory(agent, understanding, history)
+            txn.put_memory(text)
+        self.current.pop(agent, None)
+        return True
+
     # ------------------------------------------------------------------ control plane
 
     def agents(self, scope: str) -> list[str]:

@@ -29,6 +29,16 @@ class Usage:
 
 
 @dataclass(frozen=True)
+class Turn:
+    """An earlier exchange of a multi-turn (``resume:``) session: what the agent was asked,
+    what it answered, and the tool results it reported (one text each), if any."""
+
+    prompt: str
+    answer: str
+    tools: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class SessionRequest:
     prompt: str  # the task, interpolated
     step: str  # a stable key of the statement: its path, iteration, branch, execution_id
@@ -38,6 +48,10 @@ class SessionRequest:
     context: tuple[tuple[str, str], ...] = ()  # (name, text) pairs, in the order written
     properties: tuple[tuple[str, str], ...] = ()  # other session/agent properties, as text
     attempt: int = 1
+    # A multi-turn session's earlier turns, oldest first, and the summary of those compacted
+    # away (vm/context/compaction.py); backends send them before the task.
+    turns: tuple[Turn, ...] = ()
+    history: str = ""
 
 
 @dataclass(frozen=True)
@@ -63,6 +77,11 @@ class SummaryRequest:
     text: str
     limit: int  # characters the summary should fit in
     step: str
+    # What is asked (vm/context/ladder.py): "summary" (key points of a 2,000-8,000 character
+    # value), "essentials" (of a longer one), "compaction" (earlier turns of a session),
+    # "flush" (decisions, preferences and artifacts for an agent's memory.md), "transfer"
+    # (what a fresh session needs of the one it replaces).
+    mode: str = "summary"
 
 
 @dataclass(frozen=True)
@@ -94,6 +113,17 @@ class SummaryResult(_Accounting):
 
 class BackendError(Exception):
     """A session that failed (after the backend's own transport retries, if any)."""
+
+
+class ContextOverflow(BackendError):
+    """The request did not fit the model's context window (Anthropic's "prompt is too long",
+    OpenAI's ``context_length_exceeded``): the VM recovers by the seed-001 ladder and retries
+    (vm/context/overflow.py), which no ``retry:`` count is spent on."""
+
+    def __init__(self, message: str, tokens: int | None = None, limit: int | None = None):
+        super().__init__(message)
+        self.tokens = tokens  # what the provider counted, when it said
+        self.limit = limit  # the window, when it said
 
 
 class BackendFatal(Exception):

@@ -8,6 +8,7 @@ backend protocol are put, parsed and priced here, the same way for both.
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,6 +19,7 @@ from openprose.vm.backends.base import (
     ChoiceResult,
     ConditionRequest,
     ConditionResult,
+    ContextOverflow,
     SessionRequest,
     SessionResult,
     SummaryRequest,
@@ -69,28 +71,41 @@ class ChatBackend:
         )
 
     async def _ask(
-        self, step: str, model: str, system: str | None, user: str, max_tokens: int, stream: bool
+        self,
+        step: str,
+        model: str,
+        system: str | None,
+        messages: list[dict[str, str]],
+        max_tokens: int,
+        stream: bool,
     ) -> tuple[str, Usage, str]:
         """The answer's text, usage and reference; a BackendError naming ``step`` when the
-        provider cannot answer."""
+        provider cannot answer (``ContextOverflow`` when the request is too long)."""
         raise NotImplementedError
 
     async def _request(
-        self, step: str, model: str, system: str | None, user: str, max_tokens: int, stream: bool
+        self,
+        step: str,
+        model: str,
+        system: str | None,
+        user: str | list[dict[str, str]],
+        max_tokens: int,
+        stream: bool,
     ) -> tuple[str, Usage, str]:
+        messages = [{"role": "user", "content": user}] if isinstance(user, str) else user
         # A `chat` span of its own when the run is traced (vm/telemetry.py).
         return await traced_chat(
             self.name,
             model,
             max_tokens,
-            lambda: self._ask(step, model, system, user, max_tokens, stream),
+            lambda: self._ask(step, model, system, messages, max_tokens, stream),
         )
 
     async def run_session(self, request: SessionRequest) -> SessionResult:
         model = resolve_model(self.name, request.model, self.model_map)
-        system, user = prompts.session_messages(request)
+        system, messages = prompts.session_turns(request)
         text, usage, ref = await self._request(
-            request.step, model, system, user, SESSION_MAX_TOKENS, stream=True
+            request.step, model, system, messages, SESSION_MAX_TOKENS, stream=True
         )
         return SessionResult(usage=usage, cost=cost(model, usage), session_ref=ref, text=text)
 
@@ -131,6 +146,41 @@ class ChatBackend:
             stream=False,
         )
         return SummaryResult(usage=usage, cost=cost(model, usage), session_ref=ref, text=text)
+
+
+_TOO_LONG = re.compile(
+    r"prompt is too long|context.length|context window|maximum context|too many tokens"
+    r"|input is too long|reduce the length",
+    re.IGNORECASE,
+)
+_COUNTS = re.compile(r"(\d[\d,]*) tokens? > (\d[\d,]*)")
+_OPENAI_COUNTS = re.compile(r"maximum context length is (\d+) tokens.*?(\d+) tokens", re.S)
+
+
+def overflow(error: Exception, step: str, provider: str, model: str) -> ContextOverflow | None:
+    """A ``ContextOverflow`` when the SDK's error says the request did not fit the window:
+    HTTP 400 or 413 with OpenAI's ``context_length_exceeded`` code, or a message saying so
+    (Anthropic's "prompt is too long: N tokens > M maximum", and the wording of the
+    OpenAI-compatible servers)."""
+    status = getattr(error, "status_code", None)
+    if status not in (400, 413):
+        return None
+    code = getattr(error, "code", None)
+    body = getattr(error, "body", None)
+    if code is None and isinstance(body, dict):
+        inner = body.get("error") if isinstance(body.get("error"), dict) else body
+        code = inner.get("code") if isinstance(inner, dict) else None
+    text = str(error)
+    if code != "context_length_exceeded" and not _TOO_LONG.search(text):
+        return None
+    tokens = limit = None
+    if found := _COUNTS.search(text):
+        tokens, limit = (int(n.replace(",", "")) for n in found.groups())
+    elif found := _OPENAI_COUNTS.search(text):
+        limit, tokens = (int(n) for n in found.groups())
+    return ContextOverflow(
+        f"step {step}: {provider} ({model}): context overflow: {describe(error)}", tokens, limit
+    )
 
 
 def describe(error: Exception) -> str:

@@ -89,6 +89,12 @@ class ClaudeCodeBackend:
     def session_id(self, step: str) -> str:
         return session_id(self.run_key, step)
 
+    def can_read(self, path: str, properties: tuple[tuple[str, str], ...]) -> bool:
+        """Whether a session with these properties may read ``path`` without asking: then
+        its context bindings are passed by reference (vm/context/ladder.py)."""
+        rules = rules_for(dict(properties).get("permissions"))
+        return rules.decide("Read", {"file_path": path}, str(self.cwd))[0] == "allow"
+
     def _env(self) -> dict[str, str]:
         env = {**self.environ, **QUIET, "ANTHROPIC_API_KEY": self.api_key}
         if self.base_url:

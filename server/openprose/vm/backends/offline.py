@@ -13,6 +13,9 @@ fixed and documented in docs/run.md:
   condition of that text in turn (the last answer repeats), ``choices={"criteria": 1}``.
 - ``failures={"prompt text": n}`` makes the first ``n`` attempts of sessions whose prompt
   contains the text fail, to exercise ``retry``, ``try`` and ``on-fail``.
+- ``window=N`` answers a context overflow to any session whose request is estimated at more
+  than ``N`` tokens (four characters a token), to exercise the recovery of docs/context.md;
+  ``reads_files=True`` lets sessions read the run's files, so context is passed by reference.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from openprose.vm.backends.base import (
     ChoiceResult,
     ConditionRequest,
     ConditionResult,
+    ContextOverflow,
     SessionRequest,
     SessionResult,
     SummaryRequest,
@@ -53,6 +57,8 @@ class OfflineBackend:
         conditions: Mapping[str, bool | Sequence[bool]] | None = None,
         choices: Mapping[str, int] | None = None,
         failures: Mapping[str, int] | None = None,
+        window: int | None = None,
+        reads_files: bool = False,
     ) -> None:
         if rounds < 1:
             raise ValueError("offline rounds must be at least 1")
@@ -60,6 +66,8 @@ class OfflineBackend:
         self.conditions = dict(conditions or {})
         self.choices = dict(choices or {})
         self.failures = dict(failures or {})
+        self.window = window
+        self.reads_files = reads_files
         self._asked: Counter[str] = Counter()
         self._failed: Counter[str] = Counter()
         self._sessions = 0
@@ -71,11 +79,23 @@ class OfflineBackend:
             if needle in request.prompt and self._failed[needle] < times:
                 self._failed[needle] += 1
                 raise BackendError(f"{DRY_RUN_LABEL}: scripted failure of {needle!r}")
+        sent = request.prompt + (request.system or "") + "".join(t for _, t in request.context)
+        sent += request.history + "".join(
+            turn.prompt + turn.answer + "".join(turn.tools) for turn in request.turns
+        )
+        if self.window is not None and _tokens(sent) > self.window:
+            raise ContextOverflow(
+                f"{DRY_RUN_LABEL}: context overflow: {_tokens(sent)} tokens > "
+                f"{self.window} maximum",
+                _tokens(sent),
+                self.window,
+            )
         details = [f"agent: {request.agent or '-'}", f"model: {request.model or 'default'}"]
         if request.context:
             details.append("context: " + ", ".join(name for name, _ in request.context))
+        if request.turns:
+            details.append(f"turns: {len(request.turns)}")
         text = f"[{DRY_RUN_LABEL}] {request.prompt} ({'; '.join(details)})"
-        sent = request.prompt + (request.system or "") + "".join(t for _, t in request.context)
         usage = Usage(input_tokens=_tokens(sent), output_tokens=_tokens(text))
         return SessionResult(usage=usage, cost=0.0, session_ref=ref, text=text)
 
@@ -97,6 +117,9 @@ class OfflineBackend:
         n = self._asked[key]
         self._asked[key] += 1
         return bool(scripted[min(n, len(scripted) - 1)]) if scripted else False
+
+    def can_read(self, path: str, properties: tuple[tuple[str, str], ...]) -> bool:
+        return self.reads_files
 
     async def choose(self, request: ChoiceRequest) -> ChoiceResult:
         index = self.choices.get(request.criteria, 0)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from openprose.vm.backends.base import BackendError, Usage
-from openprose.vm.backends.chat import ChatBackend, describe
+from openprose.vm.backends.chat import ChatBackend, describe, overflow
 
 
 class OpenAIBackend(ChatBackend):
@@ -21,11 +21,17 @@ class OpenAIBackend(ChatBackend):
     client_class = "AsyncOpenAI"
 
     async def _ask(
-        self, step: str, model: str, system: str | None, user: str, max_tokens: int, stream: bool
+        self,
+        step: str,
+        model: str,
+        system: str | None,
+        messages: list[dict[str, str]],
+        max_tokens: int,
+        stream: bool,
     ) -> tuple[str, Usage, str]:
         # No max_tokens: the Chat Completions default leaves the length to the server's model
         # (OpenAI-compatible servers differ in what they accept there).
-        messages = [{"role": "user", "content": user}]
+        messages = list(messages)
         if system:
             messages.insert(0, {"role": "system", "content": system})
         try:
@@ -43,6 +49,9 @@ class OpenAIBackend(ChatBackend):
         except BackendError:
             raise
         except Exception as error:  # the SDK's errors, and a body it could not read
+            too_long = overflow(error, step, "openai", model)
+            if too_long is not None:
+                raise too_long from None
             raise BackendError(f"step {step}: openai ({model}): {describe(error)}") from None
         return text, usage, ref
 

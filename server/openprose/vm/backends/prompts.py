@@ -29,6 +29,19 @@ SUMMARY_SYSTEM = (
     "You summarise a value so that a later step can use it as context. Keep every fact "
     "a later step may need. Answer with the summary only."
 )
+# What each kind of summary asks for (vm/context/ladder.py, compaction.py, overflow.py).
+SUMMARY_TASKS = {
+    "summary": "Summarise the value {name!r} to its key points",
+    "essentials": "Extract only the essentials of the value {name!r}: the facts, figures, "
+    "names and conclusions a later step cannot do without",
+    "compaction": "Summarise these earlier turns of a session as a list of what was asked, "
+    "done and decided, so that the session can continue from the summary",
+    "flush": "List the decisions made, preferences discovered, key artifacts (files, "
+    "names, locations) and patterns observed in these turns, one per line starting with "
+    "'- '",
+    "transfer": "Write what a fresh session needs to carry on from this one: its outcome "
+    "so far, open questions and conclusions, not raw outputs",
+}
 
 
 def _context_block(context: tuple[tuple[str, str], ...]) -> str:
@@ -41,8 +54,40 @@ def _with_context(text: str, context: tuple[tuple[str, str], ...]) -> str:
 
 
 def session_messages(request: SessionRequest) -> tuple[str | None, str]:
-    """(system, user): the agent's prompt as system; the context bindings, then the task."""
-    return request.system, _with_context(request.prompt, request.context)
+    """(system, user): the agent's prompt as system; the context bindings, then the task.
+    A multi-turn session's earlier turns come first, as a transcript (for backends that
+    take one message; the chat backends send them as turns: ``session_turns``)."""
+    user = _with_context(request.prompt, request.context)
+    earlier = _history_block(request)
+    return request.system, f"{earlier}\n\n{user}" if earlier else user
+
+
+def _history_block(request: SessionRequest) -> str:
+    parts = [request.history] if request.history else []
+    for turn in request.turns:
+        part = f"<turn>\nAsked: {turn.prompt}\n\nAnswered: {turn.answer}"
+        if turn.tools:
+            part += "\n\nTool results:\n" + "\n".join(turn.tools)
+        parts.append(part + "\n</turn>")
+    return f"<earlier-turns>\n{chr(10).join(parts)}\n</earlier-turns>" if parts else ""
+
+
+def session_turns(request: SessionRequest) -> tuple[str | None, list[dict[str, str]]]:
+    """(system, messages) for a chat API: the earlier turns as user and assistant messages
+    (the summary of compacted ones first, as a user message the model acknowledged), then
+    the context bindings and the task."""
+    messages: list[dict[str, str]] = []
+    if request.history:
+        messages.append({"role": "user", "content": request.history})
+        messages.append({"role": "assistant", "content": "Understood."})
+    for turn in request.turns:
+        asked = turn.prompt
+        if turn.tools:
+            asked += "\n\nTool results:\n" + "\n".join(turn.tools)
+        messages.append({"role": "user", "content": asked})
+        messages.append({"role": "assistant", "content": turn.answer or "(no answer)"})
+    messages.append({"role": "user", "content": _with_context(request.prompt, request.context)})
+    return request.system, messages
 
 
 def condition_message(request: ConditionRequest) -> str:
@@ -62,10 +107,8 @@ def choice_message(request: ChoiceRequest) -> str:
 
 
 def summary_message(request: SummaryRequest) -> str:
-    return (
-        f"Summarise the value {request.name!r} in at most {request.limit} characters.\n\n"
-        f"<value>\n{request.text}\n</value>"
-    )
+    task = SUMMARY_TASKS.get(request.mode, SUMMARY_TASKS["summary"]).format(name=request.name)
+    return f"{task}, in at most {request.limit} characters.\n\n<value>\n{request.text}\n</value>"
 
 
 # A model may wrap a one-word answer in spaces, quotes, backticks or a final full stop;

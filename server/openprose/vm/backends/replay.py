@@ -29,6 +29,7 @@ from openprose.vm.backends.base import (
     ChoiceResult,
     ConditionRequest,
     ConditionResult,
+    ContextOverflow,
     SessionRequest,
     SessionResult,
     SummaryRequest,
@@ -50,12 +51,28 @@ def exchange_key(request: Request) -> tuple[str, str]:
         return "judge", f"{request.step}#{request.purpose}{request.evaluation}"
     if isinstance(request, ChoiceRequest):
         return "choose", request.step
-    return "summarise", f"{request.step}#{request.name}"
+    # A summary is asked by content, not by step: a value passed to ten sessions is
+    # summarised once per run, and a resumed run finds it whichever step asks first.
+    return "summarise", f"{request.mode}:{_digest(request.text)}:{request.limit}"
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+# Fields added after recordings were made: left out of the hash while they hold their
+# default, so that every earlier recording still matches.
+_OPTIONAL = {"turns": [], "history": "", "mode": "summary"}
 
 
 def input_hash(request: Request) -> str:
     fields = dataclasses.asdict(request)
     fields.pop("step", None)
+    if isinstance(request, SummaryRequest):
+        fields.pop("name", None)  # the same value under two names is one summary
+    for name, default in _OPTIONAL.items():
+        if name in fields and fields[name] == default:
+            del fields[name]
     text = json.dumps(fields, sort_keys=True, ensure_ascii=False, default=list)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
@@ -95,10 +112,23 @@ def _accounting(data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+OVERFLOW = "[context_overflow] "  # how a recorded failure says it was a ContextOverflow
+
+
+def error_text(failure: BackendError) -> str:
+    """A failure as recorded: its message, marked when it was a context overflow (which
+    the VM recovers from differently from any other failure)."""
+    return f"{OVERFLOW}{failure}" if isinstance(failure, ContextOverflow) else str(failure)
+
+
 def decode(request: Request, record: dict[str, Any]) -> Any:
-    """The recorded answer to ``request``; a recorded failure raises ``BackendError``."""
+    """The recorded answer to ``request``; a recorded failure raises ``BackendError``
+    (``ContextOverflow`` when it was one)."""
     if "error" in record:
-        raise BackendError(record["error"])
+        error = str(record["error"])
+        if error.startswith(OVERFLOW):
+            raise ContextOverflow(error[len(OVERFLOW) :])
+        raise BackendError(error)
     data: dict[str, Any] = record["result"]
     if isinstance(request, SessionRequest):
         return SessionResult(text=data["text"], **_accounting(data))
@@ -148,7 +178,7 @@ class JournalBackend:
         try:
             result = await call()
         except BackendError as failure:
-            self.journal.record_step(StepRecord(kind, key, hashed, None, str(failure)))
+            self.journal.record_step(StepRecord(kind, key, hashed, None, error_text(failure)))
             raise
         data = _result_json(result)
         self.journal.record_step(
@@ -201,7 +231,7 @@ class RecordingBackend:
         try:
             result = await self.inner.run_session(request)
         except BackendError as failure:
-            self._write(request, None, str(failure))
+            self._write(request, None, error_text(failure))
             raise
         self._write(request, result, None)
         return result
