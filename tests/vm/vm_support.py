@@ -31,6 +31,7 @@ class Recording:
         self.dry_run = inner.dry_run
         self.calls: list[tuple[Any, ...]] = []
         self.sessions: list[SessionRequest] = []
+        self.summaries: list[SummaryRequest] = []
 
     async def run_session(self, request: SessionRequest) -> SessionResult:
         self.calls.append(("session", request.prompt))
@@ -50,6 +51,7 @@ class Recording:
 
     async def summarise(self, request: SummaryRequest) -> SummaryResult:
         self.calls.append(("summarise", request.name))
+        self.summaries.append(request)
         result: SummaryResult = await self.inner.summarise(request)
         return result
 
@@ -64,6 +66,7 @@ class Answering(OfflineBackend):
 
     async def run_session(self, request: SessionRequest) -> SessionResult:
         if request.prompt in self.answers:
+            self.check_window(request)
             return SessionResult(text=self.answers[request.prompt], session_ref="answer")
         return await super().run_session(request)
 

@@ -1084,7 +1084,7 @@ class Interpreter:
     def binding_location(self, name: str, text: str, ctx: Ctx) -> str | None:
         """Where the binding ``name`` is stored with the value ``text``, when the run keeps
         bindings in files (the filesystem state) and it is committed there."""
-        directory = getattr(self.store, "directory", None)
+        directory: Any = getattr(self.store, "directory", None)
         holder = ctx.scope.holder(name)
         if not hasattr(directory, "binding_path") or holder is None:
             return None  # sqlite, postgres: a binding is a row, which no session can read

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -35,6 +36,9 @@ class FakeProvider:
     def __init__(self) -> None:
         self.replies: list[Reply] = []
         self.requests: list[Seen] = []
+        # Answers computed from the request (a context overflow until it is small enough,
+        # say); None falls back to the script.
+        self.respond: Callable[[Seen], Reply | None] | None = None
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -45,8 +49,11 @@ class FakeProvider:
                     body: Any = json.loads(raw)
                 except ValueError:
                     body = raw
-                fake.requests.append(Seen(self.path, dict(self.headers), body))
-                reply = fake.replies.pop(0) if len(fake.replies) > 1 else fake.replies[0]
+                seen = Seen(self.path, dict(self.headers), body)
+                fake.requests.append(seen)
+                reply = fake.respond(seen) if fake.respond is not None else None
+                if reply is None:
+                    reply = fake.replies.pop(0) if len(fake.replies) > 1 else fake.replies[0]
                 if reply.delay:
                     time.sleep(reply.delay)
                 try:

@@ -79,17 +79,7 @@ class OfflineBackend:
             if needle in request.prompt and self._failed[needle] < times:
                 self._failed[needle] += 1
                 raise BackendError(f"{DRY_RUN_LABEL}: scripted failure of {needle!r}")
-        sent = request.prompt + (request.system or "") + "".join(t for _, t in request.context)
-        sent += request.history + "".join(
-            turn.prompt + turn.answer + "".join(turn.tools) for turn in request.turns
-        )
-        if self.window is not None and _tokens(sent) > self.window:
-            raise ContextOverflow(
-                f"{DRY_RUN_LABEL}: context overflow: {_tokens(sent)} tokens > "
-                f"{self.window} maximum",
-                _tokens(sent),
-                self.window,
-            )
+        sent = self.check_window(request)
         details = [f"agent: {request.agent or '-'}", f"model: {request.model or 'default'}"]
         if request.context:
             details.append("context: " + ", ".join(name for name, _ in request.context))
@@ -117,6 +107,21 @@ class OfflineBackend:
         n = self._asked[key]
         self._asked[key] += 1
         return bool(scripted[min(n, len(scripted) - 1)]) if scripted else False
+
+    def check_window(self, request: SessionRequest) -> str:
+        """The request's text; a ContextOverflow when it is estimated over ``window``."""
+        sent = request.prompt + (request.system or "") + "".join(t for _, t in request.context)
+        sent += request.history + "".join(
+            turn.prompt + turn.answer + "".join(turn.tools) for turn in request.turns
+        )
+        if self.window is not None and _tokens(sent) > self.window:
+            raise ContextOverflow(
+                f"{DRY_RUN_LABEL}: context overflow: {_tokens(sent)} tokens > "
+                f"{self.window} maximum",
+                _tokens(sent),
+                self.window,
+            )
+        return sent
 
     def can_read(self, path: str, properties: tuple[tuple[str, str], ...]) -> bool:
         return self.reads_files
