@@ -11,6 +11,9 @@ The format follows ruff's rule selection, kept small (README, "Configuration")::
     # run.allow-remote = true: prose run may fetch https:// and handle/slug programs
     # run.state = "sqlite": where prose run keeps run state (filesystem, sqlite, postgres,
     #   in-context; docs/run.md)
+    # run.windows = { "llama3.1" = 32000 }: context windows by model id (docs/context.md)
+    # run.prices = { "llama3.1" = [0.1, 0.2] }: dollars per million tokens in, out[, cache
+    #   read[, cache write]] (docs/run.md)
 
 A prefix is a code's leading characters (``W``, ``W0``, ``E04``). For each code the most
 specific selector decides (an exact code beats ``E04``, which beats ``E``; on a tie ``ignore``
@@ -50,7 +53,7 @@ SYNTAX_CODES: frozenset[str] = frozenset(
 )
 
 KEYS = ("select", "extend-select", "ignore", "severity", "run")
-RUN_KEYS = ("model-map", "allow-remote", "state")
+RUN_KEYS = ("model-map", "allow-remote", "state", "windows", "prices")
 STATE_BACKENDS = ("filesystem", "sqlite", "postgres", "in-context")
 SEVERITIES = {s.label: s for s in sorted(Severity)}  # error, warning, information, hint
 
@@ -112,6 +115,9 @@ class Config:
     model_map: Mapping[str, str] = dataclasses.field(default_factory=dict)  # for prose run
     allow_remote: bool = False  # prose run: fetch https:// and handle/slug programs
     state: str | None = None  # prose run: the state backend (None: filesystem)
+    windows: Mapping[str, int] = dataclasses.field(default_factory=dict)  # model id -> tokens
+    # model id -> dollars per million tokens: input, output[, cache read[, cache write]]
+    prices: Mapping[str, tuple[float, ...]] = dataclasses.field(default_factory=dict)
     enabled: frozenset[str] = dataclasses.field(init=False)
     severities: Mapping[str, Severity] = dataclasses.field(init=False)
 
@@ -231,7 +237,41 @@ def config_from_table(source: str, table: Mapping[str, Any]) -> Config:
         raise ConfigError(
             source, f"`run.state` must be one of {', '.join(STATE_BACKENDS)}, not {state!r}"
         )
-    return Config(source, (selection,), severity, model_map, allow_remote, state)
+    windows = _parse_windows(source, run.get("windows", {}))
+    prices = _parse_prices(source, run.get("prices", {}))
+    return Config(source, (selection,), severity, model_map, allow_remote, state, windows, prices)
+
+
+def _parse_windows(source: str, table: object) -> dict[str, int]:
+    """``run.windows``: each model id's context window, a whole number of tokens."""
+    if not isinstance(table, dict) or not all(
+        isinstance(v, int) and not isinstance(v, bool) and v >= 1_000 for v in table.values()
+    ):
+        raise ConfigError(
+            source, "`run.windows` must map model ids to windows of 1000 tokens or more"
+        )
+    return {str(model): int(tokens) for model, tokens in table.items()}
+
+
+def _parse_prices(source: str, table: object) -> dict[str, tuple[float, ...]]:
+    """``run.prices``: each model id's [input, output, cache read?, cache write?] prices."""
+
+    def valid(value: object) -> bool:
+        return (
+            isinstance(value, list)
+            and 2 <= len(value) <= 4
+            and all(
+                isinstance(n, int | float) and not isinstance(n, bool) and n >= 0 for n in value
+            )
+        )
+
+    if not isinstance(table, dict) or not all(valid(v) for v in table.values()):
+        raise ConfigError(
+            source,
+            "`run.prices` must map model ids to [input, output, cache read?, cache write?] "
+            "dollars per million tokens (numbers, 0 or more)",
+        )
+    return {str(model): tuple(float(n) for n in value) for model, value in table.items()}
 
 
 def _parse_model_map(source: str, run: object) -> dict[str, str]:

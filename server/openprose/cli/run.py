@@ -150,6 +150,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(repeatable; docs/run.md)",
     )
     parser.add_argument(
+        "--window",
+        action="append",
+        default=[],
+        metavar="MODEL=TOKENS",
+        help="the context window of a model id, over the built-in table (repeatable; "
+        "docs/context.md)",
+    )
+    parser.add_argument(
         "--concurrency",
         type=int,
         default=8,
@@ -212,7 +220,7 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         raise UsageError("--max-tokens must be 0 or more")
     if args.fan_out_cost < 0:
         raise UsageError("--fan-out-cost must be 0 or more")
-    _set_prices(args.price)
+    _set_tables(args, None)  # the command line's, checked before anything runs
     from openprose.vm.remote import RemoteError, is_remote_target
 
     fetched = None
@@ -255,6 +263,7 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         print(format_summary(Counter(d.severity for d in diagnostics), 1, 1), file=stderr)
         return EXIT_FAILED
 
+    _set_tables(args, config)
     module = parse(text)
     state = args.state or (config.state if config is not None else None) or "filesystem"
     runs_root = Path(args.run_dir).resolve() if args.run_dir else Path.cwd() / ".prose" / "runs"
@@ -351,11 +360,18 @@ def _telemetry(forced: bool) -> Any:
         raise UsageError(str(error)) from None
 
 
-def _set_prices(given: list[str]) -> None:
-    from openprose.vm.backends.pricing import parse_price, set_prices
+def _set_tables(args: argparse.Namespace, config: Any) -> None:
+    """Prices and windows for this run: the configuration's (``run.prices``,
+    ``run.windows``), then the command line's (``--price``, ``--window``) over them."""
+    from openprose.vm.backends.pricing import Price, parse_price, set_prices
+    from openprose.vm.context.windows import parse_window, set_windows
 
+    if config is not None:
+        set_prices({model: Price(*figures) for model, figures in config.prices.items()})
+        set_windows(dict(config.windows))
     try:
-        set_prices(dict(parse_price(text) for text in given))
+        set_prices(dict(parse_price(text) for text in args.price))
+        set_windows(dict(parse_window(text) for text in args.window))
     except ValueError as error:
         raise UsageError(str(error)) from None
 

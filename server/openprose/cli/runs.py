@@ -275,6 +275,51 @@ def breakdown_of(info: Any, args: argparse.Namespace, catalog: Any) -> Any:
     return Breakdown.of(entries) if entries else None
 
 
+def budgets_of(info: Any, args: argparse.Namespace, catalog: Any) -> list[Any] | None:
+    """The run's context budgets, one per session attempt (``vm/context/record.py``), read
+    from its journal; None where there is none."""
+    from openprose.vm.context.record import budgets_from, stored_budgets
+    from openprose.vm.state.control_local import JOURNAL_FILE, SQLITE_FILE, SQLITE_PREFIX
+
+    path = runs_root(args) / info.run_id
+    if info.state == "filesystem":
+        return stored_budgets(path / JOURNAL_FILE, info.run_id)
+    if info.state == "sqlite":
+        return stored_budgets(path / SQLITE_FILE, info.run_id, SQLITE_PREFIX)
+    if info.state == "postgres":
+        from openprose.vm.state.postgres_schema import SCHEMA
+
+        with catalog._session() as connection, connection.cursor() as cursor:
+            return budgets_from(cursor, f"{SCHEMA}.journal_commits", info.run_id, "%s")
+    return None
+
+
+CONTEXT_SHOWN = 5  # sessions listed by the share of their window they took
+
+
+def context_lines(budgets: list[Any]) -> list[str]:
+    """The sessions that took the most of their window, and every one the VM had to fit."""
+    if not budgets:
+        return []
+    ranked = sorted(budgets, key=lambda b: -(b.layers.total / b.window if b.window else 0))
+    shown = ranked[:CONTEXT_SHOWN] + [b for b in ranked[CONTEXT_SHOWN:] if b.actions]
+    out = [f"context (the largest of {len(budgets)} session attempts):"]
+    for budget in shown:
+        layers = budget.layers
+        share = 100 * layers.total / budget.window if budget.window else 0
+        parts = ", ".join(
+            f"{name} {getattr(layers, name):,}"
+            for name in ("system", "memory", "history", "context", "prompt")
+            if getattr(layers, name)
+        )
+        out.append(
+            f"  line {budget.line}: {budget.statement}: {layers.total:,} of {budget.window:,} "
+            f"tokens ({share:.0f} %; {parts or 'empty'}; reserve {layers.reserve:,})"
+        )
+        out.extend(f"    {action}" for action in budget.actions)
+    return out
+
+
 @_handled
 def show_run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     import sqlite3
@@ -292,10 +337,16 @@ def show_run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     except StateError as error:
         print(f"prose: warning: cannot read the costs of {info.run_id}: {error}", file=stderr)
         breakdown = None
+    try:
+        budgets = budgets_of(info, args, catalog)
+    except StateError as error:
+        print(f"prose: warning: cannot read the budgets of {info.run_id}: {error}", file=stderr)
+        budgets = None
     if args.json:
         payload = info.to_json()
         payload["bindings"] = bindings
         payload["breakdown"] = breakdown.to_json() if breakdown is not None else None
+        payload["context"] = [b.to_json() for b in budgets] if budgets is not None else None
         json.dump(payload, stdout, ensure_ascii=False, indent=2, default=str)
         stdout.write("\n")
         return EXIT_OK
@@ -323,6 +374,8 @@ def show_run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     for name, value in fields:
         print(f"{name + ':':<{width + 1}} {value}", file=stdout)
     for line in breakdown.lines(top=5) if breakdown is not None else []:
+        print(line, file=stdout)
+    for line in context_lines(budgets or []):
         print(line, file=stdout)
     if bindings:
         print("bindings:", file=stdout)
