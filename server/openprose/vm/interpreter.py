@@ -1057,39 +1057,33 @@ class Interpreter:
                     continue  # nothing to pass: a race's branch that did not finish, say
                 text = render(bound)
                 if isinstance(item, t.Name):
-                    location = self.binding_location(item.value, text, ctx)
-            if location is not None and not self.can_read(location, properties):
-                location = None
+                    location = self.binding_location(item.value, text, ctx, properties)
             form = ladder.tier(text, self.options.verbatim_below)
             if location is not None and form != ladder.VERBATIM:
                 sent = ladder.reference(label, location, len(text))
                 items.append(ladder.Item(label, sent, ladder.REFERENCE, len(text), location))
                 continue
             if form != ladder.VERBATIM:
-                summary = await self.summary(label, text, form, ladder.SUMMARY_LIMIT, ctx, node)
-                self.emit(
-                    ctx,
-                    ev.ContextStep,
-                    action="summarised",
-                    detail=f"{label}: {len(text):,} characters passed as "
-                    f"{'its key points' if form == ladder.SUMMARY else 'its essentials'} "
-                    f"({len(summary):,} characters)",
-                )
-                text_sent = summary
+                text_sent = await self.summary(label, text, form, ladder.SUMMARY_LIMIT, ctx, node)
             else:
                 text_sent = text
             items.append(ladder.Item(label, text_sent, form, len(text), location))
         return tuple(items)
 
-    def binding_location(self, name: str, text: str, ctx: Ctx) -> str | None:
+    def binding_location(
+        self, name: str, text: str, ctx: Ctx, properties: tuple[tuple[str, str], ...]
+    ) -> str | None:
         """Where the binding ``name`` is stored with the value ``text``, when the run keeps
-        bindings in files (the filesystem state) and it is committed there."""
+        bindings in files (the filesystem state), it is committed there, and the session
+        may read it."""
         directory: Any = getattr(self.store, "directory", None)
         holder = ctx.scope.holder(name)
         if not hasattr(directory, "binding_path") or holder is None:
             return None  # sqlite, postgres: a binding is a row, which no session can read
         execution_id = holder.frame.execution_id if holder.frame is not None else None
         path = directory.binding_path(name, execution_id)
+        if not self.can_read(str(path), properties):
+            return None  # asked before reading the file: most sessions cannot read files
         try:
             stored = path.read_text(encoding="utf-8")
         except OSError:
@@ -1108,14 +1102,24 @@ class Interpreter:
         key = exchange_key(asked)
         task = self._summaries.get(key)
         if task is None or (task.done() and (task.cancelled() or task.exception() is not None)):
-            task = asyncio.ensure_future(self._summarise(asked, node))
+            task = asyncio.ensure_future(self._summarise(asked, node, ctx))
             self._summaries[key] = task
         return await asyncio.shield(task)
 
-    async def _summarise(self, asked: SummaryRequest, node: Any) -> str:
+    async def _summarise(self, asked: SummaryRequest, node: Any, ctx: Ctx) -> str:
         self.check_budget(node, asked)
         summary = await self.backend.summarise(asked)
         self.account(summary, asked, node)
+        if asked.mode in (ladder.SUMMARY, ladder.ESSENTIALS):
+            # Narrated when asked, not at each session that uses it again.
+            what = "its key points" if asked.mode == ladder.SUMMARY else "its essentials"
+            self.emit(
+                ctx,
+                ev.ContextStep,
+                action="summarised",
+                detail=f"{asked.name}: {len(asked.text):,} characters passed as {what} "
+                f"({len(summary.text):,} characters)",
+            )
         return summary.text
 
     def record_budget(
