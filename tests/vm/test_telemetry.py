@@ -114,7 +114,13 @@ def test_a_run_is_one_workflow_span_with_a_span_per_step(tmp_path: Path) -> None
         "openprose.run_id": result.run_id,
         "openprose.status": "success",
         "openprose.sessions": 3,
+        "openprose.usage.input_tokens": result.usage.input_tokens,
+        "openprose.usage.output_tokens": result.usage.output_tokens,
+        "openprose.usage.cache_read_tokens": 0,
+        "openprose.usage.cache_write_tokens": 0,
+        "openprose.cost_usd": 0.0,
     }
+    assert result.usage.input_tokens > 0 and result.usage.output_tokens > 0
     steps = [s for s in spans if s is not workflow]
     assert all(s.parent.span_id == workflow.context.span_id for s in steps)
     assert [s.name for s in steps] == [

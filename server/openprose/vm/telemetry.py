@@ -246,6 +246,16 @@ class WorkflowSpan:
         status = getattr(result, "status", "success")
         span.set_attribute("openprose.status", status)
         span.set_attribute("openprose.sessions", int(getattr(result, "sessions", 0)))
+        # The run's totals, its replayed steps included (as --max-cost counts them): under
+        # openprose.*, since gen_ai.usage.* on the workflow would count every call twice
+        # for a backend that sums the spans' usage.
+        usage = getattr(result, "usage", None)
+        if usage is not None:
+            span.set_attribute("openprose.usage.input_tokens", int(usage.input_tokens))
+            span.set_attribute("openprose.usage.output_tokens", int(usage.output_tokens))
+            span.set_attribute("openprose.usage.cache_read_tokens", int(usage.cache_read_tokens))
+            span.set_attribute("openprose.usage.cache_write_tokens", int(usage.cache_write_tokens))
+        span.set_attribute("openprose.cost_usd", float(getattr(result, "cost", 0.0)))
         if status != "success":
             kind = "stopped" if getattr(result, "fatal", False) else status
             span.set_attribute("error.type", kind)
