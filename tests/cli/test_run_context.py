@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from tests.postgres_cluster import postgres_db_url  # noqa: F401
+
 PROGRAM = """\
 agent scribe:
   model: opus
@@ -112,3 +114,18 @@ def test_a_bad_table_in_the_configuration_is_an_error(
     done = prose("run", "main.prose")
     assert done.returncode == 2
     assert message in done.stderr
+
+
+def test_postgres_runs_show_their_budgets(
+    prose: Any, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    env = {"OPENPROSE_POSTGRES_URL": request.getfixturevalue("postgres_db_url")}
+    write(tmp_path)
+    done = prose("run", "main.prose", "--state", "postgres", "--json", **env)
+    assert done.returncode == 0, done.stderr
+    run_id = json.loads(done.stdout)["run_id"]
+    shown = prose("runs", "show", run_id, "--state", "postgres", "--json", **env)
+    assert shown.returncode == 0, shown.stderr
+    budgets = json.loads(shown.stdout)["context"]
+    assert [b["line"] for b in budgets] == [7, 10]
+    assert budgets[0]["layers"]["context"] > 0

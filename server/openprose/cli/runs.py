@@ -267,11 +267,7 @@ def breakdown_of(info: Any, args: argparse.Namespace, catalog: Any) -> Any:
     elif info.state == "sqlite":
         entries = stored_entries(path / SQLITE_FILE, info.run_id, SQLITE_PREFIX)
     elif info.state == "postgres":
-        from openprose.vm.state.postgres_schema import SCHEMA
-
-        # The catalogue's own session: its errors are StateErrors without the password.
-        with catalog._session() as connection, connection.cursor() as cursor:
-            entries = entries_from(cursor, f"{SCHEMA}.journal_commits", info.run_id, "%s")
+        entries = catalog.read_commits(info.run_id, entries_from)
     return Breakdown.of(entries) if entries else None
 
 
@@ -287,10 +283,8 @@ def budgets_of(info: Any, args: argparse.Namespace, catalog: Any) -> list[Any] |
     if info.state == "sqlite":
         return stored_budgets(path / SQLITE_FILE, info.run_id, SQLITE_PREFIX)
     if info.state == "postgres":
-        from openprose.vm.state.postgres_schema import SCHEMA
-
-        with catalog._session() as connection, connection.cursor() as cursor:
-            return budgets_from(cursor, f"{SCHEMA}.journal_commits", info.run_id, "%s")
+        found: list[Any] = catalog.read_commits(info.run_id, budgets_from)
+        return found
     return None
 
 

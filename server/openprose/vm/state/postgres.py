@@ -570,6 +570,13 @@ class PostgresCatalog:
     def _error(self, what: str, error: BaseException) -> StateError:
         return StateError(f"{what} in {self.location}: {scrub(_one_line(error), self._url)}")
 
+    def read_commits(self, run_id: str, reader: Callable[..., T]) -> T:
+        """``reader(cursor, table, run_id, placeholder)`` over the run's journal commits
+        (the accounting and context entries ``prose runs show`` reads); its errors are
+        StateErrors that never show the URL's password."""
+        with self._session() as connection, connection.cursor() as cursor:
+            return reader(cursor, f"{SCHEMA}.journal_commits", run_id, "%s")
+
     @contextlib.contextmanager
     def _session(self) -> Iterator[psycopg.Connection[Any]]:
         connection = self._connect()
