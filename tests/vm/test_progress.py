@@ -29,3 +29,31 @@ def test_a_status_line_on_a_terminal() -> None:
     assert out.getvalue().count("\r\x1b[K") == 2  # the Position, then one redraw past 0.1 s
     progress(ev.ProgramEnd())
     assert out.getvalue().endswith("\r\x1b[K")  # the line is cleared at the end
+
+
+def test_a_long_statement_is_cut_to_the_width() -> None:
+    out = io.StringIO()
+    progress = Progress(out, terminal=False, total=1, width=40)
+    progress(ev.Position(step="1", statement='let doc = "' + "word " * 50 + '"'))
+    (line,) = out.getvalue().splitlines()
+    assert len(line) == 40 and line.endswith("…")
+
+
+def test_compaction_and_overflow_steps_are_said_summaries_are_not() -> None:
+    out = io.StringIO()
+    progress = Progress(out, terminal=False, total=1)
+    progress(ev.ContextStep(action="summarised", detail="doc: 5,000 characters ..."))
+    progress(ev.ContextStep(action="compacted", detail="history past 70 %: compacted 5"))
+    progress(ev.ContextStep(action="dropped", detail="context overflow: dropped doc"))
+    assert out.getvalue().splitlines() == [
+        "prose: context: history past 70 %: compacted 5",
+        "prose: context: context overflow: dropped doc",
+    ]
+
+
+def test_a_context_step_clears_the_status_line_first() -> None:
+    out = io.StringIO()
+    progress = Progress(out, terminal=True, total=1, clock=lambda: 0.0)
+    progress(ev.Position(step="1", statement='session "A"'))
+    progress(ev.ContextStep(action="reset", detail="context overflow: fresh session"))
+    assert out.getvalue().endswith("\r\x1b[Kprose: context: context overflow: fresh session\n")

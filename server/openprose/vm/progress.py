@@ -40,8 +40,17 @@ class Progress:
         if isinstance(event, ev.Position) and event.level == 0:
             self.statement, self.step, self.iteration = event.statement, event.step, ""
             if not self.terminal:
-                print(f"prose: [{self.step}/{self.total}] {self.statement}", file=self.stream)
+                print(
+                    _cut(f"prose: [{self.step}/{self.total}] {self.statement}", self.width),
+                    file=self.stream,
+                )
                 return
+        elif isinstance(event, ev.ContextStep) and event.action != "summarised":
+            # Compaction and overflow recovery change what a session sees: said, not only
+            # traced (a summary of a long binding is routine and stays in the trace).
+            if self.terminal and self._shown:
+                self.stream.write("\r\x1b[K")
+            print(_cut(f"prose: context: {event.detail}", self.width * 2), file=self.stream)
         elif isinstance(event, ev.Success):
             self.sessions += 1
             self.tokens += event.input_tokens + event.output_tokens
@@ -68,8 +77,7 @@ class Progress:
         if self.branches:
             parts.append(f"{self.branches} branches running")
         parts.append(f"{self.sessions} sessions, {self.tokens} tokens, ${self.cost:.2f}")
-        text = " · ".join(parts)
-        return text if len(text) <= self.width else text[: self.width - 1] + "…"
+        return _cut(" · ".join(parts), self.width)
 
     def draw(self, force: bool = False) -> None:
         now = self.clock()
@@ -84,3 +92,7 @@ class Progress:
         if self.terminal and self._shown:
             self.stream.write("\r\x1b[K")
             self.stream.flush()
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
