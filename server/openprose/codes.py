@@ -137,6 +137,8 @@ _CODES = [
     Code("W035", "Recursion without a base case", _W),
     Code("E073", "Import not at the top level", _E),
     Code("W036", "Suppression comment has no effect", _W),
+    Code("E074", "Session properties without `:`", _E),
+    Code("W037", "Agent defined inside another statement", _W),
 ]
 
 CODES: dict[str, Code] = {c.code: c for c in _CODES}

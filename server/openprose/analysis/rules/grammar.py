@@ -4,7 +4,9 @@ The parser accepts these so that one habit from another language does not take a
 program down; here each gets a warning that says what to write instead: the legacy
 ``import ... from`` (W027), ``{ key: value }`` objects (W028), conditions that are not
 ``**discretion**`` conditions (W029), arithmetic, indexing, comparisons and boolean
-operators used as values (W030), and ``output value`` without a name (W033).
+operators used as values (W030), and ``output value`` without a name (W033).  A
+``session`` with its properties indented under it but no ``:`` (E074) parses as a session
+whose prompt is a property; the reference writes ``session:``, so it is an error.
 
 E070 (String Literals, Interpolation Rules) reports braces in a single-line string that
 clearly try to interpolate a *defined* variable but do not form ``{name}`` or
@@ -42,6 +44,8 @@ def check(ctx: Context) -> None:
         _legacy_import(ctx, node)
     for node in ctx.nodes(t.OutputBinding):
         _unnamed_output(ctx, node)
+    for node in ctx.nodes(t.Session):
+        _session_without_colon(ctx, node)
     in_condition: set[int] = set()  # ids of nodes reported as W029 (and their subtrees)
     for node in ctx.nodes(t.IfStatement, t.ElifClause, t.ChoiceStatement, t.Loop):
         condition = node.criteria if isinstance(node, t.ChoiceStatement) else node.condition
@@ -92,6 +96,20 @@ def _unnamed_output(ctx: Context, node: t.OutputBinding) -> None:
         "W033",
         "`output` needs a name: write `output name = ...`",
         node.children[0],
+    )
+
+
+def _session_without_colon(ctx: Context, node: t.Session) -> None:
+    children = node.children
+    if len(children) < 2 or not isinstance(children[1], t.PropertyBlock):
+        return
+    if node.get_property("prompt") is None:
+        return  # no prompt at all: the parser's E003 says what the session lacks
+    ctx.report(
+        "E074",
+        "a session's properties need `:` after `session`: write `session:` followed by "
+        'the indented properties, or `session "prompt"`',
+        node.keyword_leaf,
     )
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from openprose.analysis.context import Context
 from openprose.analysis.model import RESERVED_WORDS, Kind, Reference, Symbol, exclusive
+from openprose.analysis.rules.structure import container_keyword, nested_agents
 from openprose.syntax import tree as t
 
 _UNDEFINED = {
@@ -76,9 +77,20 @@ def _agents_and_blocks(ctx: Context) -> None:
                     "not inside another statement",
                     block.name_leaf,
                 )
+    nested = {n.name: n for n in reversed(nested_agents(ctx)) if n.name}
     for leaf, _node in model.agent_references:
         if model.agent(leaf.value) is None:
-            ctx.report("E007", f"agent `{leaf.value}` is not defined", leaf)
+            inner = nested.get(leaf.value)
+            if inner is None:
+                ctx.report("E007", f"agent `{leaf.value}` is not defined", leaf)
+                continue
+            ctx.report(
+                "E007",
+                f"agent `{leaf.value}` is not defined: its definition inside "
+                f"`{container_keyword(inner)}` is never collected; move it to the top level",
+                leaf,
+                related=(("defined inside another statement here", inner.name_leaf),),
+            )
     for invocation in model.block_references:
         name = invocation.name
         if name is not None and model.block(name.value) is None:

@@ -1,7 +1,9 @@
 """Where statements may stand, and block calls that can never finish.
 
 Spec sections: Use Statements (processed before anything else, so only at the top
-level) and Composition Blocks (blocks calling blocks).
+level), Agents (collected from the top level before the first statement runs, so one
+defined inside another statement is never defined) and Composition Blocks (blocks calling
+blocks).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ _CONDITIONAL = (
 
 def check(ctx: Context) -> None:
     _imports_at_top_level(ctx)
+    _agents_at_top_level(ctx)
     _unconditional_recursion(ctx)
 
 
@@ -40,6 +43,35 @@ def _imports_at_top_level(ctx: Context) -> None:
                 "imports must be at the top level of the program, not inside another statement",
                 node.children[0],
             )
+
+
+def _agents_at_top_level(ctx: Context) -> None:
+    for node in nested_agents(ctx):
+        name = node.name_leaf
+        if name is None:
+            continue  # `agent:` without a name: the parser reports it
+        ctx.report(
+            "W037",
+            f"agent `{name.value}` is defined inside `{container_keyword(node)}`, but agents "
+            "are collected from the top level when the program starts, so this definition "
+            "is never used: move it to the top level of the program",
+            name,
+        )
+
+
+def nested_agents(ctx: Context) -> list[t.AgentDefinition]:
+    """Agent definitions that are not statements of the program itself."""
+    return ctx.memo(
+        "structure.nested_agents",
+        lambda: [n for n in ctx.nodes(t.AgentDefinition) if not isinstance(n.parent, t.Module)],
+    )
+
+
+def container_keyword(node: Any) -> str:
+    """The keyword of the statement whose body holds ``node`` (`block`, `loop`, `if`...)."""
+    owner = node.parent.parent if isinstance(node.parent, t.Suite) else node.parent
+    first = owner.get_first_leaf() if owner is not None else None
+    return str(first.value) if first is not None else "another statement"
 
 
 def _unconditional_recursion(ctx: Context) -> None:
