@@ -66,7 +66,7 @@ def pins() -> dict[str, str]:
 
 
 def check_against_pyproject(pinned: dict[str, str]) -> None:
-    """Every runtime dependency of the package is pinned here, to the same version."""
+    """Every runtime dependency of the package is pinned here, within its range."""
     project = tomllib.loads((REPOSITORY / "pyproject.toml").read_text("utf-8"))["project"]
     if project["name"] != PACKAGE:
         raise BundleError(f"{REPOSITORY / 'pyproject.toml'} is not the {PACKAGE} project")
