@@ -122,9 +122,14 @@ def source_lines(text: str) -> list[str]:
 
 
 def format_human(
-    path: str, diagnostic: Diagnostic, lines: Sequence[str], style: Style = Style()
+    path: str,
+    diagnostic: Diagnostic,
+    lines: Sequence[str],
+    style: Style = Style(),
+    near_names: Sequence[str] = (),
 ) -> str:
-    """Header, source line and caret line, then one line per related location."""
+    """Header, source line and caret line, then one line per related location, then a
+    "did you mean" for the ``near_names`` (closest first) unless the message has one."""
     (line_no, column), (end_line_no, end_column) = diagnostic.start, diagnostic.end
     colour = _SEVERITY_COLOUR[diagnostic.severity]
     header = (
@@ -145,6 +150,9 @@ def format_human(
         line_no, column = related.start
         note = style.paint("note:", _NOTE_COLOUR)
         out.append(f"  {note} {where}:{line_no}:{column + 1}: {related.message}")
+    if near_names and "did you mean" not in diagnostic.message:
+        names = _join([f"`{name}`" for name in near_names], "or")
+        out.append(f"  {style.paint('help:', _NOTE_COLOUR)} did you mean {names}?")
     return "\n".join(out)
 
 
@@ -198,7 +206,7 @@ def _plural(count: int, singular: str, plural: str) -> str:
     return f"{count} {singular if count == 1 else plural}"
 
 
-def _join(parts: Sequence[str]) -> str:
+def _join(parts: Sequence[str], conjunction: str = "and") -> str:
     if len(parts) == 1:
         return parts[0]
-    return ", ".join(parts[:-1]) + " and " + parts[-1]
+    return ", ".join(parts[:-1]) + f" {conjunction} " + parts[-1]

@@ -7,8 +7,9 @@ fix whose construct is no longer there is simply not offered).  Edits are minima
 
 A fix is *safe* when applying it cannot be a wrong guess: making a reassigned ``const`` a
 ``let``, bounding a bare ``loop``, switching a ``session:`` to ``resume:`` on an agent whose
-memory exists, removing a property that repeats the same value, and a "did you mean" when
-exactly one name is close.  ``fix_all`` applies only those, and checks the result.
+memory exists, removing a property that repeats the same value, adding the `:` a
+``session`` with indented properties lacks, and a "did you mean" when exactly one name is
+close.  ``fix_all`` applies only those, and checks the result.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import difflib
 import re
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from openprose.analysis.model import Kind, Reference
@@ -27,10 +28,12 @@ from openprose.config import SYNTAX_CODES, Config
 from openprose.diagnostics import Diagnostic
 from openprose.format import TextEdit
 from openprose.ide.analysis import Analysis, to_pos
+from openprose.ide.define_variable import define_variable
+from openprose.ide.move_agent import move_to_top_level
 from openprose.ide.types import CodeAction, Pos, Range
 from openprose.syntax import tree as t
 
-__all__ = ["code_actions", "fix_all"]
+__all__ = ["code_actions", "fix_all", "near_names"]
 
 QUICKFIX = "quickfix"
 FIX_ALL = "source.fixAll"
@@ -49,6 +52,7 @@ _PARALLEL_MODIFIERS = ("on-fail", "count")
 class _Fix:
     action: CodeAction
     safe: bool = False  # may be applied without asking (by fix_all)
+    suggestion: str | None = None  # the near name a "did you mean" fix puts in
 
 
 # --------------------------------------------------------------------------- entry points
@@ -94,6 +98,13 @@ def fix_all(analysis: Analysis, config: Config | None = None) -> list[CodeAction
     while len(_FIX_ALL_CACHE) > _CACHE_SIZE:
         _FIX_ALL_CACHE.popitem(last=False)
     return result
+
+
+def near_names(analysis: Analysis, diagnostic: Diagnostic) -> list[str]:
+    """The names the "did you mean" fixes of ``diagnostic`` offer, closest first (the
+    command line shows them as hints)."""
+    fixes = _Fixer(analysis, single=False).fixes(diagnostic)
+    return [fix.suggestion for fix in fixes if fix.suggestion is not None]
 
 
 # The server asks for "fix all" with every code action request (each cursor move): the
@@ -148,16 +159,22 @@ def _verified(analysis: Analysis, chosen: list[_Chosen], config: Config | None) 
     """The fixes whose result is clean: each fixed diagnostic gone, nothing new.  When the
     whole set is not clean, groups of fixes are added while the result stays clean, halving
     a group that is not (within a budget of checks; what is left over is left out)."""
-    from openprose.checking import check_text
+    from openprose.checking import check_module
+    from openprose.format import _comments as comments_of
+    from openprose.syntax import parse
 
     path = str(analysis.path) if analysis.path is not None else None
     before = Counter(d.code for d in _diagnostics(analysis, config))
+    comments = comments_of(analysis.module)
     checks = [0]
 
     def clean(fixes: list[_Chosen]) -> bool:
         checks[0] += 1
         text = apply_edits(analysis.text, _merge(fix.action.edits for _, fix in fixes))
-        after = Counter(d.code for d in check_text(text, path, config))
+        module = parse(text)
+        if comments_of(module) != comments:
+            return False  # a fix that deletes a line must not take its comment with it
+        after = Counter(d.code for d in check_module(module, path, config, text))
         fixed = Counter(d.code for d, _ in fixes)
         return all(after[code] <= before[code] - fixed[code] for code in after | fixed)
 
@@ -268,7 +285,10 @@ def _suggestions(
     close = _close(word, candidates)
     single = len(close) == 1
     return [
-        _quickfix(f"Change to `{name}`", [edit(name)], code, preferred=single, safe=single and sure)
+        replace(
+            _quickfix(f"Change to `{name}`", [edit(name)], code, single, single and sure),
+            suggestion=name,
+        )
         for name in close
     ]
 
@@ -413,6 +433,19 @@ def _undefined_agent(fixer: _Fixer, diagnostic: Diagnostic, leaf: Any) -> list[_
         return []
     name = leaf.value
     fixes = _suggestions("E007", name, model.agents, lambda other: _replace(leaf, other))
+    nested = [
+        a
+        for a in fixer.analysis.context.nodes(t.AgentDefinition)
+        if a.name == name and not isinstance(a.parent, t.Module)
+    ]
+    if nested:
+        # Defined, but inside another statement (W037): moving it out is the fix, and a
+        # second definition at the top level would only hide it.
+        edits = move_to_top_level(fixer.analysis, nested[0], fixer.newline)
+        if edits:
+            title = f"Move agent `{name}` to the top level"
+            fixes.append(_quickfix(title, edits, "E007", preferred=not fixes))
+        return fixes
     first_ref, first_node = min(uses, key=lambda use: use[0].start_pos)
     top = first_ref
     while top.parent is not None and not isinstance(top.parent, t.Module):
@@ -587,6 +620,17 @@ def _undefined_variable(fixer: _Fixer, diagnostic: Diagnostic, leaf: Any) -> lis
     reference = fixer.reference(diagnostic)
     if reference is None or reference.symbol is not None:
         return []
+    fixes = _did_you_mean_variable(fixer, diagnostic, reference)
+    # With a close name the use is a typo; a placeholder in a prompt is most often text.
+    if not fixes and diagnostic.code != "W034":
+        for title, edits in define_variable(fixer.analysis, reference, fixer.newline):
+            fixes.append(_quickfix(title, edits, diagnostic.code))
+    return fixes
+
+
+def _did_you_mean_variable(
+    fixer: _Fixer, diagnostic: Diagnostic, reference: Reference
+) -> list[_Fix]:
     name = reference.name
     start, end = reference.start, reference.end
     if start[0] != end[0]:
@@ -671,6 +715,33 @@ def _session_with_memory(fixer: _Fixer, diagnostic: Diagnostic, leaf: Any) -> li
         # memory to resume.
         return []
     return [_quickfix("Switch to `resume:`", [edit], "W011", preferred=True, safe=True)]
+
+
+# E074 ------------------------------------------------------------------------------
+
+
+def _session_without_colon(fixer: _Fixer, diagnostic: Diagnostic, leaf: Any) -> list[_Fix]:
+    session = leaf.parent
+    if not isinstance(session, t.Session) or session.children[0] is not leaf:
+        return []
+    if len(session.children) < 2 or not isinstance(session.children[1], t.PropertyBlock):
+        return []
+    edit = _edit(leaf.end_pos, leaf.end_pos, ":")
+    return [_quickfix("Add `:` after `session`", [edit], "E074", preferred=True, safe=True)]
+
+
+# W037 ------------------------------------------------------------------------------
+
+
+def _nested_agent(fixer: _Fixer, diagnostic: Diagnostic, leaf: Any) -> list[_Fix]:
+    agent = leaf.parent
+    if not isinstance(agent, t.AgentDefinition) or agent.name_leaf is not leaf:
+        return []
+    edits = move_to_top_level(fixer.analysis, agent, fixer.newline)
+    if not edits:
+        return []
+    # Not safe: the sessions that name the agent start using it.
+    return [_quickfix(f"Move agent `{agent.name}` to the top level", edits, "W037", True)]
 
 
 # E037 ------------------------------------------------------------------------------
@@ -883,9 +954,11 @@ _HANDLERS: dict[str, _Handler] = {
     "E009": _duplicate_property,
     "E037": _try_without_handler,
     "E048": _const_reassignment,
+    "E074": _session_without_colon,
     "W005": _unknown_property,
     "W011": _session_with_memory,
     "W018": _unbounded_loop,
     "W027": _legacy_import,
+    "W037": _nested_agent,
     **{code: _undefined_variable for code in _UNDEFINED_VARIABLE},
 }
