@@ -83,17 +83,21 @@ def code_actions(
     return actions
 
 
-def fix_all(analysis: Analysis, config: Config | None = None) -> list[CodeAction]:
+def fix_all(
+    analysis: Analysis, config: Config | None = None, unsafe: bool = False
+) -> list[CodeAction]:
     """One ``source.fixAll`` action applying every safe fix of the diagnostics reported
     under ``config`` (none when there is nothing to fix).  The fixes never overlap, and the
     result is checked: a fix that would leave its diagnostic in place or bring a new one is
-    left out."""
-    key = (analysis.text, str(analysis.path), _config_key(config))
+    left out.  ``unsafe`` (the command line's --unsafe-fixes) also takes the preferred fix
+    of a diagnostic without a safe one: what the editor's "Auto Fix" would apply, a likely
+    intent rather than a sure one."""
+    key = (analysis.text, str(analysis.path), _config_key(config), unsafe)
     cached = _FIX_ALL_CACHE.get(key)
     if cached is not None:
         _FIX_ALL_CACHE.move_to_end(key)
         return list(cached)
-    result = _fix_all(analysis, config)
+    result = _fix_all(analysis, config, unsafe)
     _FIX_ALL_CACHE[key] = tuple(result)
     while len(_FIX_ALL_CACHE) > _CACHE_SIZE:
         _FIX_ALL_CACHE.popitem(last=False)
@@ -110,9 +114,9 @@ def near_names(analysis: Analysis, diagnostic: Diagnostic) -> list[str]:
 # The server asks for "fix all" with every code action request (each cursor move): the
 # answer for a text is kept, since checking the fixed text costs a full check.  The same
 # text under another rule selection has other fixes, so the selection is part of the key.
-_FIX_ALL_CACHE: OrderedDict[tuple[str, str, frozenset[str] | None], tuple[CodeAction, ...]] = (
-    OrderedDict()
-)
+_FIX_ALL_CACHE: OrderedDict[
+    tuple[str, str, frozenset[str] | None, bool], tuple[CodeAction, ...]
+] = OrderedDict()
 _CACHE_SIZE = 8
 
 
@@ -125,12 +129,15 @@ def _config_key(config: Config | None) -> frozenset[str] | None:
     return None if config is None else config.enabled
 
 
-def _fix_all(analysis: Analysis, config: Config | None) -> list[CodeAction]:
+def _fix_all(analysis: Analysis, config: Config | None, unsafe: bool) -> list[CodeAction]:
     fixer = _Fixer(analysis, single=False)
     chosen: list[_Chosen] = []
     taken: list[TextEdit] = []
     for diagnostic in _diagnostics(analysis, config):
-        fix = next((f for f in fixer.fixes(diagnostic) if f.safe), None)
+        fixes = fixer.fixes(diagnostic)
+        fix = next((f for f in fixes if f.safe), None)
+        if fix is None and unsafe:
+            fix = next((f for f in fixes if f.action.preferred), None)
         if fix is None:
             continue
         edits = [e for e in fix.action.edits if e not in taken]

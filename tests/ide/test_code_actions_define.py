@@ -1,0 +1,162 @@
+"""Quick fixes that define an undefined variable with no similar name: an `input` at the
+top of the program, or a `let` on the line before the statement that uses it."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_code_actions import actions_for, apply, fixed, titles
+
+from openprose.checking import check_text
+from openprose.ide import analyze_document
+from openprose.ide.code_actions import fix_all
+
+INPUT = "Create input `{}`"
+LET = "Create `let {}` before this statement"
+UNDEFINED = ("E043", "E044", "E045", "E061")
+
+
+def test_input_goes_after_the_other_inputs() -> None:
+    text = 'use "@acme/search"\ninput a: "An A"\n\nsession "About {topic}"\n'
+    assert titles(text, "E044") == [INPUT.format("topic"), LET.format("topic")]
+    assert fixed(text, "E044", INPUT.format("topic")) == (
+        'use "@acme/search"\ninput a: "An A"\n'
+        'input topic: "The topic: describe what the caller provides"\n'
+        '\nsession "About {topic}"\n'
+    )
+
+
+def test_input_goes_after_the_imports_in_its_own_group() -> None:
+    text = 'use "@acme/search"\n\nagent w:\n  model: opus\n\nsession "About {topic}"\n'
+    assert fixed(text, "E044", INPUT.format("topic")) == (
+        'use "@acme/search"\n\n'
+        'input topic: "The topic: describe what the caller provides"\n\n'
+        'agent w:\n  model: opus\n\nsession "About {topic}"\n'
+    )
+
+
+def test_input_goes_at_the_top_after_a_header_comment() -> None:
+    text = '# Writes a note.\nsession "About {topic}"'
+    assert fixed(text, "E044", INPUT.format("topic")) == (
+        "# Writes a note.\n\n"
+        'input topic: "The topic: describe what the caller provides"\n\n'
+        'session "About {topic}"'
+    )
+
+
+def test_let_goes_before_the_statement_at_its_indentation() -> None:
+    text = 'block r:\n  # Why.\n  session "Sum up"\n    context: notes\ndo r\n'
+    assert fixed(text, "E045", LET.format("notes")) == (
+        "block r:\n"
+        '  let notes = session "Produce the notes: describe the task here"\n'
+        '  # Why.\n  session "Sum up"\n    context: notes\ndo r\n'
+    )
+
+
+def test_let_goes_before_a_parallel_not_into_its_branches() -> None:
+    text = 'parallel:\n  a = session "x {topic}"\n  b = session "y"\n'
+    result = fixed(text, "E044", LET.format("topic"))
+    assert result.startswith('let topic = session "Produce the topic')
+    assert check_text(result) == []
+
+
+def test_collection_of_a_for_loop() -> None:
+    text = 'for c in chapters:\n  session "Sum up {c}"\n'
+    for title in (INPUT.format("chapters"), LET.format("chapters")):
+        assert check_text(fixed(text, "E061", title)) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        # A similar name: the use is a typo (the "did you mean" fix is offered instead).
+        ('let notes = session "A"\nsession "B"\n  context: nots\n', "E045"),
+        # Defined later: defining it again would be a duplicate.
+        ('session "About {draft}"\nlet draft = session "Draft"\n', "E044"),
+        # A block's name.
+        ('block critic:\n  session "A"\nsession "B"\n  context: critic\n', "E045"),
+        # An assignment needs `let` on that line, not a second definition.
+        ("total = 3\n", "E043"),
+    ],
+)
+def test_no_definition_offered(text: str, code: str) -> None:
+    assert [a for a in actions_for(text, code) if a.title.startswith("Create")] == []
+
+
+def test_never_automatic() -> None:
+    assert fix_all(analyze_document('session "About {topic}"\n')) == []
+
+
+def test_a_placeholder_in_a_multiline_prompt_gets_no_definition() -> None:
+    text = 'session """\nFill in {the_name} here.\n"""\n'
+    found = [d for d in check_text(text) if d.code == "W034"]
+    assert found, check_text(text)
+    assert [a for a in actions_for(text, "W034") if a.title.startswith("Create")] == []
+
+
+# --------------------------------------------------------------------------- property
+
+_USES = {
+    "interpolation": ('session "Write about {missing}"', "E044"),
+    "context": ('session "Write"\n{i}  context: missing', "E045"),
+    "context list": ('session "Write"\n{i}  context: [missing]', "E045"),
+    "collection": ('for c in missing:\n{i}  session "Sum up {{c}}"', "E061"),
+    "pipeline source": ('let ys = missing | map:\n{i}  session "Sum up {{item}}"', "E061"),
+    "context object": ('session "Write"\n{i}  context: { missing }', "E045"),
+    "let value": ('let out = session "Use {missing}"', "E044"),
+}
+_WRAPPERS = {
+    "top": ("", ""),
+    "block": ("block r(x):\n", "do r(1)\n"),
+    "loop": ("loop until **done** (max: 2):\n", ""),
+    "repeat": ("repeat 2:\n", ""),
+    "if": ("if **ready**:\n", ""),
+    "parallel": ("parallel:\n", ""),
+    "try": ("try:\n", 'catch:\n  session "Report"\n'),
+    "pipeline": ('let xs = ["a"]\nlet ys = xs | map:\n', ""),
+}
+_HEADERS = [
+    "",
+    "# A program.\n",
+    'input a: "An A"\n',
+    'use "@acme/search"\n\n',
+    'use "@acme/search"\ninput a: "An A"\nagent w:\n  model: opus\n',
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(sorted(_USES)),
+    st.sampled_from(sorted(_WRAPPERS)),
+    st.sampled_from(_HEADERS),
+    st.booleans(),
+    st.sampled_from(["\n", "\r\n"]),
+)
+def test_each_definition_resolves_the_name_and_brings_no_error(
+    use: str, wrapper: str, header: str, sibling: bool, newline: str
+) -> None:
+    template, code = _USES[use]
+    opening, closing = _WRAPPERS[wrapper]
+    indent = "  " if opening else ""
+    if wrapper == "pipeline" and use in ("collection", "pipeline source"):
+        return  # not a statement a pipeline stage takes
+    body = indent + template.replace("{i}", indent).replace("{{", "{").replace("}}", "}")
+    body += "\n"
+    if sibling and opening:
+        body = f'{indent}session "Warm up"\n' + body
+    text = (header + opening + body + closing).replace("\n", newline)
+    before = check_text(text)
+    assert [d.code for d in before if d.code in UNDEFINED] == [code], before
+    offered = [a for a in actions_for(text, code) if a.title.startswith("Create")]
+    assert [a.title for a in offered] == [INPUT.format("missing"), LET.format("missing")]
+    for action in offered:
+        result = apply(text, action.edits)
+        after = check_text(result)
+        assert not [d for d in after if d.code in UNDEFINED and "missing" in d.message], result
+        new = {d.code for d in after if d.is_error} - {d.code for d in before if d.is_error}
+        assert not new, (result, after)
+        line_breaks = re.findall(r"\r\n|\n", result)
+        assert set(line_breaks) == {newline}, result

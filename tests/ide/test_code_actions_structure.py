@@ -1,0 +1,126 @@
+"""Quick fixes for a bare `session` with properties (E074) and an agent defined inside
+another statement (W037, and E007 on the sessions that name it)."""
+
+from __future__ import annotations
+
+import pytest
+from test_code_actions import actions_for, apply, fixed, preferred, titles
+
+from openprose.checking import check_text
+from openprose.ide import analyze_document
+from openprose.ide.code_actions import fix_all
+
+# --------------------------------------------------------------------------- E074
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('session\n  prompt: "Summarize"\n', 'session:\n  prompt: "Summarize"\n'),
+        (
+            'let s = session  # notes\n  prompt: "Summarize"\n  model: haiku\n',
+            'let s = session:  # notes\n  prompt: "Summarize"\n  model: haiku\n',
+        ),
+        (
+            'if **long**:\n  session\n    prompt: "Summarize"',
+            'if **long**:\n  session:\n    prompt: "Summarize"',
+        ),
+    ],
+)
+def test_add_the_colon(text: str, expected: str) -> None:
+    assert preferred(text, "E074") == ["Add `:` after `session`"]
+    result = fixed(text, "E074", "Add `:` after `session`")
+    assert result == expected
+    assert [d.code for d in check_text(result) if d.is_error] == []
+
+
+def test_fix_all_adds_the_colon() -> None:
+    text = 'session\n  prompt: "A"\nlet b = session\n  prompt: "B"\n'
+    (action,) = fix_all(analyze_document(text))
+    assert apply(text, action.edits) == 'session:\n  prompt: "A"\nlet b = session:\n  prompt: "B"\n'
+
+
+# --------------------------------------------------------------------------- W037
+
+REVIEW = """\
+input topic: "What to review"
+
+agent writer:
+  model: sonnet
+
+block review(draft):
+  # Looks for weaknesses.
+  agent critic:
+    model: opus  # the strongest
+    # and a clear brief
+    prompt: "You find weaknesses"
+  session: critic
+    context: draft
+
+let essay = session: writer
+  prompt: "Write about {topic}"
+do review(essay)
+"""
+
+MOVED = """\
+input topic: "What to review"
+
+agent writer:
+  model: sonnet
+
+# Looks for weaknesses.
+agent critic:
+  model: opus  # the strongest
+  # and a clear brief
+  prompt: "You find weaknesses"
+
+block review(draft):
+  session: critic
+    context: draft
+
+let essay = session: writer
+  prompt: "Write about {topic}"
+do review(essay)
+"""
+
+MOVE = "Move agent `critic` to the top level"
+
+
+def test_move_a_nested_agent_next_to_the_other_agents() -> None:
+    assert preferred(REVIEW, "W037") == [MOVE]
+    assert fixed(REVIEW, "W037", MOVE) == MOVED
+    assert check_text(MOVED) == []
+
+
+def test_a_session_naming_the_nested_agent_offers_the_move_not_a_new_agent() -> None:
+    assert titles(REVIEW, "E007") == [MOVE]
+    assert fixed(REVIEW, "E007", MOVE) == MOVED
+
+
+def test_move_before_the_statement_without_other_agents_and_at_the_end_of_the_file() -> None:
+    text = "# A header.\n\nloop (max: 2):\n  session: a\n  agent a:\n    model: opus"
+    result = fixed(text, "W037", "Move agent `a` to the top level")
+    assert result == "# A header.\n\nagent a:\n  model: opus\n\nloop (max: 2):\n  session: a"
+    assert check_text(result) == []
+
+
+def test_moving_is_never_automatic() -> None:
+    assert fix_all(analyze_document(REVIEW)) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A multi-line prompt would change if dedented.
+        'block b:\n  agent a:\n    prompt: """\n    Be brief.\n    """\n  session: a\n',
+        # The body would be left empty.
+        "block b:\n  agent a:\n    model: opus\n",
+        # The name is taken at the top level.
+        "agent a:\n  model: haiku\nblock b:\n  agent a:\n    model: opus\n  session: a\n",
+        'let a = session "x"\nblock b:\n  agent a:\n    model: opus\n  session "y"\n',
+        # A comment inside it less indented than the definition.
+        "block b:\n  agent a:\n# note\n    model: opus\n  session: a\n",
+    ],
+)
+def test_no_move_when_it_is_not_a_plain_cut_and_paste(text: str) -> None:
+    assert [a for a in actions_for(text, "W037") if a.title.startswith("Move")] == []
