@@ -8,6 +8,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
+from openprose.cli.github import format_github
 from openprose.cli.render import (
     Style,
     format_concise,
@@ -17,6 +18,7 @@ from openprose.cli.render import (
     to_json,
     wants_colour,
 )
+from openprose.cli.sarif import SarifLog
 from openprose.cli.sources import (
     SourceError,
     SourceFile,
@@ -34,7 +36,7 @@ EXIT_CLEAN = 0  # no errors; warnings and hints allowed
 EXIT_ERRORS = 1  # at least one error-severity diagnostic
 EXIT_TROUBLE = 2  # usage error, or a path that could not be read
 
-FORMATS = ("human", "concise", "json")
+FORMATS = ("human", "concise", "json", "github", "sarif")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,7 +52,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=FORMATS,
         default="human",
         help="human: source line and carets (default); concise: one line per diagnostic; "
-        "json: an array of objects",
+        "json: an array of objects; github: GitHub Actions annotations; sarif: a SARIF 2.1.0 "
+        "log for code scanning",
     )
     parser.add_argument(
         "--color",
@@ -115,10 +118,13 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     tally = _Tally()
     style = Style(colour=wants_colour(args.color, stdout))
     json_items: list[dict[str, str | int]] = []
+    sarif = SarifLog() if args.format == "sarif" else None
 
     def report_unreadable(error: SourceError) -> None:
         tally.unreadable += 1
         print(f"prose: error: {error}", file=stderr)
+        if sarif is not None:
+            sarif.add_unreadable(str(error))
 
     for error in missing:
         report_unreadable(error)
@@ -143,6 +149,11 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         elif args.format == "concise":
             for d in diagnostics:
                 print(format_concise(path, d), file=stdout)
+        elif args.format == "github":
+            for d in diagnostics:
+                print(format_github(path, d), file=stdout)
+        elif sarif is not None:
+            sarif.add(path, source.fs_path, diagnostics)
         else:
             lines = source_lines(text)
             for d in diagnostics:
@@ -151,6 +162,8 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     if args.format == "json":
         json.dump(json_items, stdout, indent=2, ensure_ascii=False)
         stdout.write("\n")
+    if sarif is not None:
+        sarif.write(stdout)
     stdout.flush()
     summary = format_summary(
         tally.counts, tally.files_checked, tally.files_with_diagnostics, tally.unreadable
