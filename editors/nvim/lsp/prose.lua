@@ -1,0 +1,13 @@
+-- prose-ls for Neovim 0.11+, found by `vim.lsp.enable("prose")` on the runtimepath (the
+-- `lsp/<name>.lua` convention, as nvim-lspconfig ships its configurations).
+--
+--   vim.lsp.enable("prose")
+--   vim.lsp.config("prose", { cmd = { "python3", "-m", "openprose.lsp" } })  -- to change any
+--
+-- The same root markers as require("openprose").setup(), so both ways pick the same project
+-- root: the nearest directory holding any of them, else the file's own directory.
+return {
+  cmd = { "prose-ls" },
+  filetypes = { "prose" },
+  root_markers = { ".git", "prose.toml", "pyproject.toml" },
+}
