@@ -49,6 +49,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="change nothing; print a unified diff of what --fix would change and exit 1 if "
         "anything would",
     )
+    parser.add_argument(
+        "--unsafe-fixes",
+        action="store_true",
+        help="with --fix or --diff, also apply the fixes that guess what was meant (the "
+        "editor's preferred quick fix of a problem without a safe one); review them",
+    )
 
 
 def wanted(args: argparse.Namespace) -> bool:
@@ -61,6 +67,7 @@ class Outcome:
     diagnostics: list[Diagnostic]  # what is left in it
     fixed: int  # how many diagnostics the fixes removed
     syntax_errors: int = 0  # why nothing was tried, when not 0
+    hidden: int = 0  # how many more --unsafe-fixes would fix
 
 
 def checker(
@@ -74,31 +81,56 @@ def checker(
 
 
 def fix_text(
-    text: str, path: str | None, config: Config | None, before: list[Diagnostic], check: Check
+    text: str,
+    path: str | None,
+    config: Config | None,
+    before: list[Diagnostic],
+    check: Check,
+    unsafe: bool = False,
 ) -> Outcome:
-    """``text`` with its safe fixes applied, and what is left.  ``before`` is what ``check``
-    found in ``text``; ``check`` is the checking the report uses, so what is counted as
-    fixed is what the report no longer shows."""
+    """``text`` with its safe fixes applied (and the unsafe ones with ``unsafe``), and
+    what is left.  ``before`` is what ``check`` found in ``text``; ``check`` is the checking
+    the report uses, so what is counted as fixed is what the report no longer shows."""
     from openprose.config import SYNTAX_CODES
-    from openprose.ide.analysis import analyze_document
-    from openprose.ide.code_actions import apply_edits, fix_all
 
     syntax_errors = sum(d.code in SYNTAX_CODES for d in before)
     if syntax_errors:
         return Outcome(text, before, 0, syntax_errors)
     current, diagnostics = text, before
     for _ in range(_MAX_PASSES):
-        if not diagnostics:
+        step = _one_pass(current, path, config, diagnostics, check, unsafe)
+        if step is None:
             break
-        actions = fix_all(analyze_document(current, path=path), config)
-        if not actions:
-            break
-        fixed = apply_edits(current, actions[0].edits)
-        after = check(fixed)
-        if fixed == current or len(after) >= len(diagnostics):
-            break  # fix_all checked its result: this cannot happen, and must not loop
-        current, diagnostics = fixed, after
-    return Outcome(current, diagnostics, len(before) - len(diagnostics))
+        current, diagnostics = step
+    hidden = 0
+    if diagnostics and not unsafe:
+        step = _one_pass(current, path, config, diagnostics, check, unsafe=True)
+        hidden = 0 if step is None else len(diagnostics) - len(step[1])
+    return Outcome(current, diagnostics, len(before) - len(diagnostics), hidden=hidden)
+
+
+def _one_pass(
+    text: str,
+    path: str | None,
+    config: Config | None,
+    diagnostics: list[Diagnostic],
+    check: Check,
+    unsafe: bool,
+) -> tuple[str, list[Diagnostic]] | None:
+    """The text after one "fix all", and what is left in it; None when nothing was fixed."""
+    from openprose.ide.analysis import analyze_document
+    from openprose.ide.code_actions import apply_edits, fix_all
+
+    if not diagnostics:
+        return None
+    actions = fix_all(analyze_document(text, path=path), config, unsafe)
+    if not actions:
+        return None
+    fixed = apply_edits(text, actions[0].edits)
+    after = check(fixed)
+    if fixed == text or len(after) >= len(diagnostics):
+        return None  # fix_all checked its result: this cannot happen, and must not loop
+    return fixed, after
 
 
 class Fixer:
@@ -107,6 +139,8 @@ class Fixer:
 
     def __init__(self, args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> None:
         self.diff = bool(args.diff)
+        self.unsafe = bool(args.unsafe_fixes)
+        self.hidden = 0
         self.stdout = stdout
         self.stderr = stderr
         self.fixed = 0
@@ -136,7 +170,8 @@ class Fixer:
     ) -> tuple[str, list[Diagnostic]]:
         """Fix ``source``, whose ``text`` has ``diagnostics``; return the text as it now is
         (or would be, with --diff) and what is left in it."""
-        outcome = fix_text(text, source.fs_path, config, diagnostics, check)
+        outcome = fix_text(text, source.fs_path, config, diagnostics, check, self.unsafe)
+        self.hidden += outcome.hidden
         path = source.display_path
         if outcome.fixed or outcome.diagnostics:
             self.files_with_problems += 1
@@ -184,17 +219,17 @@ class Fixer:
     def summary(self, remaining: Counter[Severity], files_checked: int, unreadable: int) -> str:
         """The closing line, ruff's "Found N errors (M fixed, K remaining)" in our words."""
         left = sum(remaining.values())
-        problems: list[str] = []
-        if unreadable:
-            problems.append(f"{_plural(unreadable, 'path', 'paths')} could not be read")
+        notes: list[str] = []
         if self.unwritten:
-            problems.append(f"{_plural(self.unwritten, 'file', 'files')} could not be written")
-        tail = "".join(f"; {problem}" for problem in problems) + "."
+            notes.append(f"{_plural(self.unwritten, 'file', 'files')} could not be written")
+        if self.hidden:
+            notes.append(f"{self.hidden} more fixable with --unsafe-fixes")
+        tail = "".join(f"; {note}" for note in notes) + "."
         if not self.fixed and not self.diff:  # the usual summary, as ruff does
             usual = format_summary(remaining, files_checked, self.files_with_problems, unreadable)
-            if not self.unwritten:
-                return usual
-            return f"{usual[:-1]}; {_plural(self.unwritten, 'file', 'files')} could not be written."
+            return usual[:-1] + tail
+        if unreadable:
+            tail = f"; {_plural(unreadable, 'path', 'paths')} could not be read{tail}"
         if not self.fixed and not left:
             return f"All checks passed ({_plural(files_checked, 'file', 'files')}){tail}"
         breakdown = f" ({_breakdown(remaining)})" if left else ""

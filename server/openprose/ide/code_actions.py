@@ -737,6 +737,31 @@ def _session_without_colon(fixer: _Fixer, diagnostic: Diagnostic, leaf: Any) -> 
     return [_quickfix("Add `:` after `session`", [edit], "E074", preferred=True, safe=True)]
 
 
+# E003, E004: `session name` and `resume name` without their `:` ---------------------
+
+
+def _agent_without_colon(fixer: _Fixer, diagnostic: Diagnostic, leaf: Any) -> list[_Fix]:
+    node: Any = leaf.parent
+    if diagnostic.code == "E003":
+        wanted: type = t.Session
+    elif diagnostic.start == diagnostic.end and to_pos(leaf.end_pos) == to_pos(diagnostic.start):
+        wanted = t.Resume  # "expected `:` after `resume`"
+    else:
+        return []
+    if not isinstance(node, wanted) or node.children[0] is not leaf:
+        return []
+    name = leaf.get_next_leaf()
+    if not isinstance(name, t.Name) or name.start_pos[0] != leaf.start_pos[0]:
+        return []
+    after = name.get_next_leaf()
+    if isinstance(after, t.Operator) and after.value == ":" and after.start_pos[0] == name.line:
+        return []  # `session name: agent`, something else
+    edit = _edit(leaf.end_pos, leaf.end_pos, ":")
+    known = fixer.analysis.model.agent(name.value) is not None
+    title = f"Change to `{leaf.value}: {name.value}`"
+    return [_quickfix(title, [edit], diagnostic.code, preferred=True, safe=known)]
+
+
 # W037 ------------------------------------------------------------------------------
 
 
@@ -956,6 +981,8 @@ def _remove_directive(text: str, row: int, start: int, end: int, last: bool) -> 
 _Handler = Callable[[_Fixer, Diagnostic, Any], list[_Fix]]
 
 _HANDLERS: dict[str, _Handler] = {
+    "E003": _agent_without_colon,
+    "E004": _agent_without_colon,
     "E007": _undefined_agent,
     "E008": _invalid_model,
     "E009": _duplicate_property,
