@@ -7,6 +7,10 @@ The format follows ruff's rule selection, kept small (README, "Configuration")::
     extend-select = ["I001"]       # added to select
     ignore = ["W015", "W03"]       # codes or prefixes to leave out
     severity = { W005 = "error", E044 = "warning" }
+    exclude = ["fixtures"]          # globs; replaces the default list (.git, node_modules...)
+    extend-exclude = ["old/*.prose"]   # globs added to the default list
+    respect-gitignore = true       # leave out what .gitignore files ignore (default)
+    force-exclude = false          # exclude paths named on the command line too
     run = { model-map = { sonnet = "llama3.1" } }   # prose run: model aliases (docs/run.md)
     # run.allow-remote = true: prose run may fetch https:// and handle/slug programs
     # run.state = "sqlite": where prose run keeps run state (filesystem, sqlite, postgres,
@@ -52,7 +56,17 @@ SYNTAX_CODES: frozenset[str] = frozenset(
     + ["E054"]
 )
 
-KEYS = ("select", "extend-select", "ignore", "severity", "run")
+KEYS = (
+    "select",
+    "extend-select",
+    "ignore",
+    "severity",
+    "exclude",
+    "extend-exclude",
+    "respect-gitignore",
+    "force-exclude",
+    "run",
+)
 RUN_KEYS = ("model-map", "allow-remote", "state", "windows", "prices")
 STATE_BACKENDS = ("filesystem", "sqlite", "postgres", "in-context")
 SEVERITIES = {s.label: s for s in sorted(Severity)}  # error, warning, information, hint
@@ -118,6 +132,12 @@ class Config:
     windows: Mapping[str, int] = dataclasses.field(default_factory=dict)  # model id -> tokens
     # model id -> dollars per million tokens: input, output[, cache read[, cache write]]
     prices: Mapping[str, tuple[float, ...]] = dataclasses.field(default_factory=dict)
+    # File discovery (prose check and fmt; see openprose.cli.exclusion). exclude=None keeps
+    # the default list; relative globs are anchored at this file's directory.
+    exclude: tuple[str, ...] | None = None
+    extend_exclude: tuple[str, ...] = ()
+    respect_gitignore: bool = True
+    force_exclude: bool = False
     enabled: frozenset[str] = dataclasses.field(init=False)
     severities: Mapping[str, Severity] = dataclasses.field(init=False)
 
@@ -130,14 +150,8 @@ class Config:
 
     def with_selection(self, selection: RuleSelection) -> Config:
         """This configuration with one more selection source applied after the others."""
-        return Config(
-            self.path,
-            (*self.selections, selection),
-            self.severity,
-            self.model_map,
-            self.allow_remote,
-            self.state,
-        )
+        # replace(), not a constructor call listing fields: a field added later is kept.
+        return dataclasses.replace(self, selections=(*self.selections, selection))
 
     def apply(self, diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
         """Drop the diagnostics of codes not enabled; override severities."""
@@ -239,7 +253,36 @@ def config_from_table(source: str, table: Mapping[str, Any]) -> Config:
         )
     windows = _parse_windows(source, run.get("windows", {}))
     prices = _parse_prices(source, run.get("prices", {}))
-    return Config(source, (selection,), severity, model_map, allow_remote, state, windows, prices)
+    exclude = table.get("exclude")
+    return Config(
+        source,
+        (selection,),
+        severity,
+        model_map,
+        allow_remote,
+        state,
+        windows,
+        prices,
+        exclude=None if exclude is None else _parse_globs(source, "exclude", exclude),
+        extend_exclude=_parse_globs(source, "extend-exclude", table.get("extend-exclude", [])),
+        respect_gitignore=_parse_flag(source, "respect-gitignore", table, default=True),
+        force_exclude=_parse_flag(source, "force-exclude", table, default=False),
+    )
+
+
+def _parse_globs(source: str, key: str, value: object) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise ConfigError(
+            source, f'`{key}` must be a list of paths or globs, such as ["fixtures", "*.gen.prose"]'
+        )
+    return tuple(value)
+
+
+def _parse_flag(source: str, key: str, table: Mapping[str, Any], *, default: bool) -> bool:
+    value = table.get(key, default)
+    if not isinstance(value, bool):
+        raise ConfigError(source, f"`{key}` must be true or false")
+    return value
 
 
 def _parse_windows(source: str, table: object) -> dict[str, int]:

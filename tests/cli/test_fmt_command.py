@@ -245,7 +245,7 @@ def test_symlink_is_kept_and_its_target_rewritten(
     assert os.readlink(link) == str(Path("real", "target.prose"))
     assert target.read_bytes() == TIDY.encode()
     assert sorted(p.name for p in target.parent.iterdir()) == ["target.prose"], "no temporaries"
-    assert "1 file(s) reformatted" in result.stderr
+    assert "1 file reformatted." in result.stderr
 
 
 def test_hard_links_all_see_the_change(
@@ -276,7 +276,7 @@ def test_read_only_file_is_refused_and_the_others_formatted(
     assert locked.stat().st_mode & 0o777 == 0o444
     assert other.read_bytes() == TIDY.encode()
     assert "prose: error: cannot write locked.prose: the file is read-only" in result.stderr
-    assert "1 file(s) reformatted, 0 left unchanged, 1 could not be written." in result.stderr
+    assert "1 file reformatted, 1 file could not be written." in result.stderr
 
 
 def test_read_only_target_of_a_symlink_is_refused(
@@ -289,7 +289,7 @@ def test_read_only_target_of_a_symlink_is_refused(
     assert result.returncode == 2
     assert target.read_bytes() == MESSY.encode()
     assert "cannot write link.prose: the file is read-only" in result.stderr
-    assert "0 file(s) reformatted" in result.stderr
+    assert "1 file could not be written." in result.stderr
 
 
 def test_read_only_file_that_needs_no_change_is_fine(prose: RunProse, source: WriteSource) -> None:
@@ -297,7 +297,7 @@ def test_read_only_file_that_needs_no_change_is_fine(prose: RunProse, source: Wr
     path.chmod(0o444)
     result = prose("fmt", "tidy.prose")
     assert result.returncode == 0, result.stderr
-    assert "0 file(s) reformatted, 1 left unchanged." in result.stderr
+    assert "1 file left unchanged." in result.stderr
 
 
 def test_check_does_not_mind_a_read_only_file(prose: RunProse, source: WriteSource) -> None:

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from openprose import __version__
 from openprose.cli import check, compile, fmt, run, runs, state
+from openprose.lsp import options as lsp_options
 
 PROG = "prose"
 
@@ -19,14 +20,16 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG, description="Tools for OpenProse programs (.prose files)."
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    commands = parser.add_subparsers(
+        dest="command", metavar="COMMAND", required=True, parser_class=_CommandParser
+    )
 
     check_parser = commands.add_parser(
         "check",
         help="report errors and warnings in .prose files",
         description="Report errors and warnings in .prose files. Exit status: 0 when there "
-        "are no errors (warnings allowed), 1 when there is an error, 2 for a usage error "
-        "or a path that cannot be read.",
+        "are no errors (warnings allowed), 1 when there is an error, 2 for a usage error, "
+        "a path that cannot be read, or no .prose file found.",
     )
     check.add_arguments(check_parser)
     check_parser.set_defaults(handler=check.run)
@@ -36,8 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="rewrite .prose files in the canonical form",
         description="Rewrite .prose files in the canonical form. Statements with syntax "
         "errors are left as written. Exit status: 0 when done (or nothing to change), 1 "
-        "when --check or --diff found a file to reformat, 2 for a usage error or a path "
-        "that cannot be read or written.",
+        "when --check or --diff found a file to reformat or a file with syntax errors, 2 "
+        "for a usage error, a path that cannot be read or written, or no .prose file found.",
     )
     fmt.add_arguments(fmt_parser)
     fmt_parser.set_defaults(handler=fmt.run)
@@ -85,20 +88,36 @@ def build_parser() -> argparse.ArgumentParser:
     lsp_parser = commands.add_parser(
         "lsp",
         help="run the language server (the same as prose-ls)",
-        description="Run the OpenProse language server over standard input and output, "
-        "or on a TCP address with --tcp HOST:PORT.",
+        description=lsp_options.DESCRIPTION + " The same options as prose-ls.",
     )
-    lsp_parser.add_argument("--tcp", metavar="HOST:PORT", help="listen on a TCP address")
-    lsp_parser.add_argument("--log-level", default="WARNING", help="logging level (stderr)")
+    lsp_options.add_arguments(lsp_parser, "prose-ls")
     lsp_parser.set_defaults(handler=_run_lsp)
     return parser
 
 
+class _CommandParser(argparse.ArgumentParser):
+    """A subcommand's parser: an argument it does not know is reported with its own usage
+    (``usage: prose check ...``), not the top-level one.
+
+    argparse hands a subcommand's leftovers back to the top-level parser, which would
+    report them; erroring here instead keeps the usage next to the command that was wrong.
+    Nested actions (``prose runs list``) get this class too, so the innermost one reports.
+    """
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
+
+
 def _run_lsp(args: argparse.Namespace, stdout: object, stderr: object) -> int:
-    from openprose.lsp.server import main as serve
+    from openprose.lsp.server import serve
 
     # The server's status: 1 when the client exits without shutting it down first.
-    return serve([*(["--tcp", args.tcp] if args.tcp else []), "--log-level", args.log_level])
+    return serve(args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -454,7 +454,8 @@ def program_changes(before: str, after: str, limit: int = 12) -> str:
     shown = [f"  {line}" for line in lines[:limit]]
     if len(lines) > limit:
         shown.append(f"  ... ({len(lines) - limit} more lines)")
-    return f"  {changed} line(s) changed:\n" + "\n".join(shown)
+    lines_changed = "1 line changed" if changed == 1 else f"{changed} lines changed"
+    return f"  {lines_changed}:\n" + "\n".join(shown)
 
 
 def _inputs(
@@ -567,7 +568,8 @@ def _report(result: Any, as_json: bool, stdout: TextIO, stderr: TextIO) -> int:
             print(f"{name} = {render(value)}", file=stdout)
     label = " (dry run)" if result.dry_run else ""
     summary = (
-        f"{result.sessions} sessions, {usage.input_tokens} tokens in, "
+        f"{result.sessions} session{'' if result.sessions == 1 else 's'}, "
+        f"{usage.input_tokens} token{'' if usage.input_tokens == 1 else 's'} in, "
         f"{usage.output_tokens} out, ${result.cost:.2f}{label}"
     )
     breakdown = [f"prose:   {line}" for line in result.breakdown.lines()]

@@ -7,9 +7,16 @@ import codecs
 import os
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from openprose.cli.exclusion import (
+    DEFAULT_EXCLUDE,
+    GitIgnore,
+    Patterns,
+    excluded_by,
+    excluded_with_parents,
+)
 from openprose.files import (
     DEFAULT_MAX_FILE_SIZE,
     FileTooLarge,
@@ -40,54 +47,255 @@ class SourceFile:
     fs_path: str | None  # None: standard input
 
 
-def discover(paths: Iterable[str]) -> tuple[list[SourceFile], list[SourceError]]:
+@dataclass(frozen=True)
+class Discovery:
+    """How directories are searched: the command line's exclusion options (None: not
+    given, so each directory's configuration decides) and ``--config``."""
+
+    exclude: tuple[str, ...] | None = None
+    extend_exclude: tuple[str, ...] = ()
+    respect_gitignore: bool | None = None
+    force_exclude: bool | None = None
+    config: str | None = None  # --config: one configuration for every file
+
+    @classmethod
+    def from_arguments(cls, args: argparse.Namespace) -> Discovery:
+        """The options ``add_discovery_options`` defined (absent ones keep their default)."""
+
+        def globs(values: list[str] | None) -> tuple[str, ...] | None:
+            if values is None:
+                return None
+            return tuple(g.strip() for value in values for g in value.split(",") if g.strip())
+
+        return cls(
+            exclude=globs(getattr(args, "exclude", None)),
+            extend_exclude=globs(getattr(args, "extend_exclude", None)) or (),
+            respect_gitignore=getattr(args, "respect_gitignore", None),
+            force_exclude=getattr(args, "force_exclude", None),
+            config=getattr(args, "config", None),
+        )
+
+
+@dataclass
+class Found:
+    """What a search found: the files in order, the paths that could not be read, and the
+    paths named explicitly that ``force-exclude`` left out."""
+
+    paths: Sequence[str]
+    files: list[SourceFile]
+    errors: list[SourceError]
+    force_excluded: list[str]
+
+    @property
+    def warning(self) -> str | None:
+        """Why nothing is checked, when the paths hold no file (ruff: "No Python files
+        found"); None when there are files, an error already said why, or every path was
+        left out on purpose (pre-commit passing only excluded files must pass)."""
+        if self.files or self.errors or self.force_excluded:
+            return None
+        where = ", ".join(self.paths) if self.paths else os.curdir
+        return f"no .prose files found under {where} (see --exclude and .gitignore)"
+
+
+def discover(
+    paths: Iterable[str], discovery: Discovery | None = None
+) -> tuple[list[SourceFile], list[SourceError]]:
+    """``search``'s files and errors."""
+    found = search(paths, discovery)
+    return found.files, found.errors
+
+
+def search(paths: Iterable[str], discovery: Discovery | None = None) -> Found:
     """Expand PATH arguments into files, keeping the order the user gave.
 
     Files are taken whatever their extension (the user named them); directories contribute
-    their ``*.prose`` files recursively in sorted order so that output is deterministic.
-    A file reached twice is checked once.
+    their ``*.prose`` files recursively in sorted order so that output is deterministic,
+    leaving out what the exclusion settings and ``.gitignore`` files exclude (a path named
+    explicitly is kept unless ``force-exclude``). A file reached twice is checked once.
+
+    With ``discovery`` (prose check and fmt), each directory's configuration is read for its
+    exclusion settings: raises ConfigError for one that cannot be used. Without it (commands
+    given one program), no configuration is read: the default excludes and .gitignore.
     """
-    found: list[SourceFile] = []
-    errors: list[SourceError] = []
+    paths = list(paths)
+    result = Found(paths, [], [], [])
     seen: set[str] = set()
+    filters = _Filters(discovery)
 
     def add(source: SourceFile) -> None:
         key = STDIN_PATH if source.fs_path is None else os.path.realpath(source.fs_path)
         if key not in seen:
             seen.add(key)
-            found.append(source)
+            result.files.append(source)
 
     for path in paths:
         if path == STDIN_PATH:
             add(SourceFile(STDIN_DISPLAY, None))
+        elif not os.path.exists(path):
+            result.errors.append(SourceError(path, "No such file or directory"))
+        elif filters.force_excludes(path):
+            result.force_excluded.append(path)
         elif os.path.isdir(path):
-            for file_path in _walk_prose_files(path, errors):
+            for file_path in _walk_prose_files(path, result.errors, filters):
                 add(SourceFile(file_path, file_path))
-        elif os.path.exists(path):
-            add(SourceFile(path, path))
         else:
-            errors.append(SourceError(path, "No such file or directory"))
-    return found, errors
+            add(SourceFile(path, path))
+    return result
 
 
-def _walk_prose_files(root: str, errors: list[SourceError]) -> list[str]:
+class _Filters:
+    """The exclusion decisions of one search; configurations and ``.gitignore`` files are
+    read once per directory."""
+
+    def __init__(self, discovery: Discovery | None) -> None:
+        from openprose.config import ConfigFinder, load_config
+
+        self._discovery = discovery or Discovery()
+        self._cwd = os.getcwd()
+        self._fixed = load_config(discovery.config) if discovery and discovery.config else None
+        self._finder = ConfigFinder() if discovery is not None else None
+        self._gitignore = GitIgnore()
+        self._settings: dict[str, _Settings] = {}
+
+    def force_excludes(self, path: str) -> bool:
+        absolute = os.path.abspath(path)
+        settings = self._for_directory(os.path.dirname(absolute))
+        return settings.force_exclude and excluded_with_parents(
+            absolute, settings.patterns, settings.root
+        )
+
+    def gitignore_floor(self, root: str) -> str | None:
+        """For a directory named explicitly (absolute) that git ignores, the directory
+        whose .gitignore rules and those below it still apply inside it: itself."""
+        settings = self._for_directory(os.path.dirname(root))
+        ignored = settings.respect_gitignore and self._gitignore.ignores(root, True)
+        return root if ignored else None
+
+    def excludes(self, path: str, is_directory: bool, floor: str | None) -> bool:
+        """Whether a path met while searching a directory is left out (``path`` absolute)."""
+        settings = self._for_directory(os.path.dirname(path))
+        if excluded_by(path, settings.patterns) is not None:
+            return True
+        return settings.respect_gitignore and self._gitignore.ignores(path, is_directory, floor)
+
+    def _for_directory(self, directory: str) -> _Settings:
+        settings = self._settings.get(directory)
+        if settings is None:
+            settings = self._settings[directory] = self._resolve(directory)
+        return settings
+
+    def _resolve(self, directory: str) -> _Settings:
+        options = self._discovery
+        config = self._fixed
+        if config is None and self._finder is not None:
+            config = self._finder.for_directory(directory)
+        # ruff's anchors: a discovered file's globs are relative to its directory; those of
+        # --config and of the command line to the current directory.
+        if config is None or config.path is None or self._fixed is not None:
+            anchor = self._cwd
+        else:
+            anchor = os.path.dirname(os.path.abspath(config.path))
+        if options.exclude is not None:
+            base = Patterns(options.exclude, self._cwd)
+        elif config is not None and config.exclude is not None:
+            base = Patterns(config.exclude, anchor)
+        else:
+            base = Patterns(DEFAULT_EXCLUDE, self._cwd)
+        patterns = [base]
+        if config is not None and config.extend_exclude:
+            patterns.append(Patterns(config.extend_exclude, anchor))
+        if options.extend_exclude:
+            patterns.append(Patterns(options.extend_exclude, self._cwd))
+
+        def chosen(given: bool | None, configured: bool) -> bool:
+            return configured if given is None else given
+
+        return _Settings(
+            tuple(patterns),
+            anchor,
+            chosen(options.respect_gitignore, True if config is None else config.respect_gitignore),
+            chosen(options.force_exclude, False if config is None else config.force_exclude),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Settings:
+    patterns: tuple[Patterns, ...]
+    root: str  # the project root: --force-exclude looks at the directories below it
+    respect_gitignore: bool
+    force_exclude: bool
+
+
+def _walk_prose_files(root: str, errors: list[SourceError], filters: _Filters) -> list[str]:
     def report(error: OSError) -> None:
         errors.append(SourceError(error.filename or root, _reason(error)))
 
+    absolute_root = os.path.abspath(root)
+    floor = filters.gitignore_floor(absolute_root)
     found: list[tuple[str, ...]] = []
     # os.walk does not follow symbolic links to directories, so a link cycle cannot loop.
     for directory, subdirectories, files in os.walk(root, onerror=report):
-        # Hidden directories (.git, .venv, .prose run state) hold no sources of the user's.
-        subdirectories[:] = [d for d in subdirectories if not d.startswith(".")]
+        absolute = os.path.normpath(os.path.join(absolute_root, os.path.relpath(directory, root)))
+        subdirectories[:] = [
+            d
+            for d in subdirectories
+            if not filters.excludes(os.path.join(absolute, d), True, floor)
+        ]
         relative = os.path.relpath(directory, root)
         parts = () if relative == os.curdir else tuple(relative.split(os.sep))
-        found.extend((*parts, name) for name in files if name.endswith(PROSE_SUFFIX))
+        found.extend(
+            (*parts, name)
+            for name in files
+            if name.endswith(PROSE_SUFFIX)
+            and not filters.excludes(os.path.join(absolute, name), False, floor)
+        )
     # Sorted by path components, so "a/z.prose" < "b.prose" on every platform and file system.
     found.sort()
     if root == os.curdir:
         # `prose check` with no argument walks "."; show "a.prose", not "./a.prose".
         return [os.path.join(*parts) for parts in found]
     return [os.path.join(root, *parts) for parts in found]
+
+
+def add_discovery_options(parser: argparse.ArgumentParser) -> None:
+    """``--exclude``, ``--extend-exclude``, ``--[no-]respect-gitignore``,
+    ``--[no-]force-exclude`` (the same as ruff's)."""
+    group = parser.add_argument_group(
+        "file selection",
+        "Directories are searched for *.prose files, leaving out the `exclude` globs (by "
+        "default .git, .venv, venv, node_modules, build, dist, __pycache__, .prose and other "
+        "tool directories), the `extend-exclude` globs and what .gitignore files ignore. A "
+        "glob matches a file or directory name (fixtures) or a path from the current "
+        "directory (tests/fixtures). Paths named on the command line are kept unless "
+        "--force-exclude.",
+    )
+    group.add_argument(
+        "--exclude",
+        metavar="GLOBS",
+        action="append",
+        help="leave out these files and directories, replacing the configuration's and the "
+        "default list: globs separated by commas",
+    )
+    group.add_argument(
+        "--extend-exclude",
+        metavar="GLOBS",
+        action="append",
+        help="leave out these as well: globs separated by commas",
+    )
+    group.add_argument(
+        "--respect-gitignore",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="leave out what .gitignore files ignore (default: on, or the configuration's "
+        "respect-gitignore)",
+    )
+    group.add_argument(
+        "--force-exclude",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="apply the exclusions to paths named on the command line too (for pre-commit "
+        "and editors that pass every changed file)",
+    )
 
 
 def add_size_option(parser: argparse.ArgumentParser) -> None:

@@ -30,7 +30,7 @@ from openprose.analysis.contracts import absolute, set_overlay
 from openprose.files import read_text
 from openprose.ide.lens import RUN_COMMAND
 from openprose.ide.triggers import COMPLETION_TRIGGERS, SIGNATURE_TRIGGERS
-from openprose.lsp import convert, run_costs, state_commands, transport
+from openprose.lsp import convert, options, run_costs, state_commands, transport
 from openprose.lsp.documents import Documents, OpenDocument
 from openprose.lsp.positions import encoding_name
 from openprose.lsp.protocol import ProseProtocol, strict_converter
@@ -933,19 +933,14 @@ def _not_a_late_cancel(record: logging.LogRecord) -> bool:
 def main(argv: list[str] | None = None) -> int:
     """Serve until the client's ``exit``; the exit status (1 if it came without
     ``shutdown``, or the client went away without either)."""
-    parser = argparse.ArgumentParser(prog="prose-ls", description="OpenProse language server")
-    parser.add_argument("--version", action="version", version=f"prose-ls {__version__}")
-    parser.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (default)")
-    parser.add_argument(
-        "--tcp",
-        metavar="HOST:PORT",
-        nargs="?",
-        const="127.0.0.1:2087",
-        help="listen on a TCP address instead (default 127.0.0.1:2087)",
-    )
-    parser.add_argument("--log-level", default="WARNING", help="logging level (stderr)")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=getattr(logging, str(args.log_level).upper(), logging.WARNING))
+    parser = argparse.ArgumentParser(prog="prose-ls", description=options.DESCRIPTION)
+    options.add_arguments(parser, "prose-ls")
+    return serve(parser.parse_args(argv))
+
+
+def serve(args: argparse.Namespace) -> int:
+    """``main`` after parsing: also what ``prose lsp`` calls with the same options."""
+    logging.basicConfig(level=getattr(logging, args.log_level, logging.WARNING))
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_not_a_late_cancel)
     protocol = server.protocol
     assert isinstance(protocol, ProseProtocol)

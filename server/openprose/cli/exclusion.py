@@ -1,0 +1,175 @@
+"""Which paths the CLI leaves out when it searches a directory: ``exclude`` patterns and
+``.gitignore`` files, with ruff's semantics.
+
+An exclude pattern is a glob (``*``, ``?``, ``[...]``; ``*`` also matches ``/``, as in ruff).
+It matches a path when it matches the path's last component (``fixtures``, ``*.gen.prose``)
+or the whole absolute path once the pattern is joined to its anchor: the directory of the
+configuration file it came from, or the current directory for the command line and
+``--config`` (``tests/fixtures``, ``examples/*/old``).
+
+``.gitignore`` files count only inside a Git repository (a directory with ``.git``), as in
+git, ruff and ripgrep: each one applies below its directory, a deeper file overrides a
+shallower one, ``!`` re-includes, and ``.git/info/exclude`` applies under the whole
+repository. The user's global excludes file is not read. A directory named on the command
+line is searched even when git ignores it (as ruff does): then only the ``.gitignore``
+files inside it count, since the rules above it would ignore all of it.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import pathspec
+
+from openprose.files import read_text
+
+# ruff's defaults, plus what a Python or OpenProse project also keeps out of its sources:
+# build output, caches and the run state of `prose run` (.prose).
+DEFAULT_EXCLUDE: tuple[str, ...] = (
+    ".bzr",
+    ".direnv",
+    ".eggs",
+    ".git",
+    ".git-rewrite",
+    ".hg",
+    ".ipynb_checkpoints",
+    ".mypy_cache",
+    ".nox",
+    ".pants.d",
+    ".prose",
+    ".pytest_cache",
+    ".pytype",
+    ".ruff_cache",
+    ".svn",
+    ".tox",
+    ".venv",
+    ".vscode",
+    "__pycache__",
+    "__pypackages__",
+    "_build",
+    "buck-out",
+    "build",
+    "dist",
+    "node_modules",
+    "site-packages",
+    "venv",
+)
+
+GITIGNORE = ".gitignore"
+
+
+@dataclass(frozen=True, slots=True)
+class Patterns:
+    """Exclude globs and the directory their relative forms are anchored to."""
+
+    globs: tuple[str, ...]
+    anchor: str  # an absolute directory
+
+    def match(self, path: str) -> str | None:
+        """The first glob matching the absolute ``path``, or None."""
+        name = os.path.basename(path)
+        full = _slashed(path)
+        for glob in self.globs:
+            if fnmatch.fnmatchcase(name, glob):
+                return glob
+            anchored = _slashed(os.path.normpath(os.path.join(self.anchor, glob)))
+            if fnmatch.fnmatchcase(full, anchored):
+                return glob
+        return None
+
+
+def excluded_by(path: str, pattern_sets: Iterable[Patterns]) -> str | None:
+    """The glob excluding the absolute ``path``, or None."""
+    for patterns in pattern_sets:
+        glob = patterns.match(path)
+        if glob is not None:
+            return glob
+    return None
+
+
+def excluded_with_parents(path: str, pattern_sets: Sequence[Patterns], root: str) -> bool:
+    """Whether ``path`` or a directory between it and ``root`` (not ``root`` itself) is
+    excluded: ``--force-exclude`` on a path named explicitly. Directories above ``root``
+    do not count, so a project under ``~/build/`` is not excluded by ``build``."""
+    current = path
+    while True:
+        if excluded_by(current, pattern_sets) is not None:
+            return True
+        parent = os.path.dirname(current)
+        if parent == current or not _is_below(parent, root):
+            return False
+        current = parent
+
+
+class GitIgnore:
+    """The ``.gitignore`` rules of the repositories a search walks through; one per run
+    (files are read once and cached by directory)."""
+
+    def __init__(self) -> None:
+        self._repositories: dict[str, str | None] = {}
+        self._chains: dict[str, tuple[tuple[str, pathspec.PathSpec], ...]] = {}
+
+    def ignores(self, path: str, is_directory: bool, floor: str | None = None) -> bool:
+        """Whether git would ignore the absolute ``path``, reading only the rules of
+        directories at or below ``floor`` when one is given."""
+        directory = os.path.dirname(path)
+        if self._repository(directory) is None:
+            return False
+        # Deepest file first: the last matching rule of the deepest file that has one
+        # decides, whether it ignores or (with !) re-includes.
+        for base, spec in reversed(self._chain(directory)):
+            if floor is not None and base != floor and not _is_below(base, floor):
+                break
+            relative = _slashed(os.path.relpath(path, base)) + ("/" if is_directory else "")
+            verdict = spec.check_file(relative).include
+            if verdict is not None:
+                return verdict
+        return False
+
+    def _repository(self, directory: str) -> str | None:
+        if directory not in self._repositories:
+            parent = os.path.dirname(directory)
+            if os.path.exists(os.path.join(directory, ".git")):
+                found: str | None = directory
+            elif parent == directory:
+                found = None
+            else:
+                found = self._repository(parent)
+            self._repositories[directory] = found
+        return self._repositories[directory]
+
+    def _chain(self, directory: str) -> tuple[tuple[str, pathspec.PathSpec], ...]:
+        """The rules that apply in ``directory``, shallowest first."""
+        if directory in self._chains:
+            return self._chains[directory]
+        root = self._repository(directory)
+        chain: tuple[tuple[str, pathspec.PathSpec], ...]
+        if directory == root:
+            chain = _read_rules(directory, os.path.join(directory, ".git", "info", "exclude"))
+        else:
+            chain = self._chain(os.path.dirname(directory))
+        chain += _read_rules(directory, os.path.join(directory, GITIGNORE))
+        self._chains[directory] = chain
+        return chain
+
+
+def _read_rules(base: str, path: str) -> tuple[tuple[str, pathspec.PathSpec], ...]:
+    try:
+        # Not open(): a FIFO named .gitignore would block the search.
+        lines = read_text(path, errors="replace").splitlines()
+    except OSError:
+        # Missing (the usual case), not a regular file, too large or unreadable: skipped,
+        # as git skips an unreadable one.
+        return ()
+    return ((base, pathspec.GitIgnoreSpec.from_lines(lines)),)
+
+
+def _slashed(path: str) -> str:
+    return path.replace(os.sep, "/") if os.sep != "/" else path
+
+
+def _is_below(path: str, root: str) -> bool:
+    return path != root and path.startswith(root.rstrip(os.sep) + os.sep)
