@@ -124,3 +124,42 @@ def test_moving_is_never_automatic() -> None:
 )
 def test_no_move_when_it_is_not_a_plain_cut_and_paste(text: str) -> None:
     assert [a for a in actions_for(text, "W037") if a.title.startswith("Move")] == []
+
+
+# --------------------------------------------------------------------------- E003, E004
+
+MEMORY = "agent c:\n  persist: true\n  model: opus\nsession: c\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "expected"),
+    [
+        (MEMORY + 'resume c\n  prompt: "Go on"\n', "E004", "resume: c\n"),
+        ('agent c:\n  model: opus\nsession c\n  prompt: "Go"\n', "E003", "session: c\n"),
+    ],
+)
+def test_agent_name_without_colon_gets_it(text: str, code: str, expected: str) -> None:
+    assert [d.code for d in check_text(text)].count("E031") == 1  # the block, before
+    title = f"Change to `{expected.rstrip()}`"
+    assert preferred(text, code) == [title]
+    result = apply(text, actions_for(text, code)[0].edits)
+    assert expected in result
+    assert check_text(result) == []
+    (action,) = fix_all(analyze_document(text))  # safe: the agent exists
+    assert apply(text, action.edits) == result
+
+
+def test_colon_for_an_unknown_agent_is_offered_but_not_automatic() -> None:
+    assert preferred("session c\n", "E003") == ["Change to `session: c`"]
+    assert fix_all(analyze_document("session c\n")) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        (MEMORY + 'resume\n  prompt: "x"\n', "E004"),  # no agent to name
+        ("session\n  model: opus\n", "E003"),
+    ],
+)
+def test_no_colon_fix_without_a_name(text: str, code: str) -> None:
+    assert [a for a in actions_for(text, code) if a.title.startswith("Change to")] == []

@@ -743,12 +743,11 @@ def _session_without_colon(fixer: _Fixer, diagnostic: Diagnostic, leaf: Any) -> 
 def _agent_without_colon(fixer: _Fixer, diagnostic: Diagnostic, leaf: Any) -> list[_Fix]:
     node: Any = leaf.parent
     if diagnostic.code == "E003":
-        wanted: type = t.Session
-    elif diagnostic.start == diagnostic.end and to_pos(leaf.end_pos) == to_pos(diagnostic.start):
-        wanted = t.Resume  # "expected `:` after `resume`"
-    else:
-        return []
-    if not isinstance(node, wanted) or node.children[0] is not leaf:
+        fits = isinstance(node, t.Session)
+    else:  # "expected `:` after `resume`", right after the keyword
+        fits = isinstance(node, t.Resume) and diagnostic.start == diagnostic.end
+        fits = fits and to_pos(leaf.end_pos) == to_pos(diagnostic.start)
+    if not fits or node.children[0] is not leaf:
         return []
     name = leaf.get_next_leaf()
     if not isinstance(name, t.Name) or name.start_pos[0] != leaf.start_pos[0]:
