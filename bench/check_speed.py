@@ -27,7 +27,12 @@ def main() -> None:
         default=[5_000, 20_000, 80_000, 333_333],
         help="sizes of the one-line interpolation case (333,333 `{x}` make a 1 MB line)",
     )
+    parser.add_argument(
+        "--quick", action="store_true", help="a smoke run: 1 run, the smallest interpolation case"
+    )
     args = parser.parse_args()
+    if args.quick:
+        args.runs, args.interpolations = 1, [5_000]
     if CORPUS_DIR.is_dir():
         corpus(args.runs)
     else:

@@ -187,7 +187,12 @@ def main() -> None:
     parser.add_argument("--postgres-url", default=os.environ.get("OPENPROSE_POSTGRES_URL"))
     parser.add_argument("--postgres-cluster", action="store_true")
     parser.add_argument("--tmp", help="where run directories go (default: the system's)")
+    parser.add_argument(
+        "--quick", action="store_true", help="a smoke run: 20 steps, 50 bindings, 1 repeat"
+    )
     args = parser.parse_args()
+    if args.quick:
+        args.steps, args.resume_steps, args.bindings, args.repeats = 20, 20, 50, 1
     cluster = None
     if args.postgres_cluster:
         sys.path.insert(0, str(REPO_ROOT))

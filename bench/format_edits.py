@@ -132,7 +132,10 @@ def main() -> None:
         "--only", default=",".join(CASES), help=f"comma-separated cases among {', '.join(CASES)}"
     )
     parser.add_argument("--input", choices=("messy", "touched", "both"), default="both")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 0.05 MB inputs")
     args = parser.parse_args()
+    if args.quick:
+        args.mb = 0.05
     only = set(args.only.split(","))
     canonical = program(args.mb)
     if args.input in ("messy", "both"):

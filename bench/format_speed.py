@@ -30,7 +30,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--lines", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 200 lines, 2 runs")
     args = parser.parse_args()
+    if args.quick:
+        args.lines, args.runs = 200, 2
     syntax = load_syntax()
     from openprose.format import format_module, format_text
 

@@ -420,4 +420,10 @@ def _self_check() -> None:
 
 
 if __name__ == "__main__":
+    import argparse
+
+    # --quick for the same command line as the other scripts (.ci/run): already under a second.
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="the same run: it is quick already")
+    parser.parse_args()
     _self_check()

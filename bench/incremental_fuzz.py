@@ -167,7 +167,10 @@ def main() -> None:
     options.add_argument("--per-document", type=int, default=40, help="edits before a new text")
     options.add_argument("--max-chars", type=int, default=6_000, help="start over past this size")
     options.add_argument("--show", type=int, default=5, help="mismatches to shrink and print")
+    options.add_argument("--quick", action="store_true", help="a smoke run: 500 edits")
     args = options.parse_args()
+    if args.quick:
+        args.edits = 500
 
     syntax = load_syntax()
     rng = random.Random(args.seed)

@@ -52,7 +52,12 @@ def main() -> int:
     parser.add_argument("--delay", type=float, default=Settings.delay, help="s per answer")
     parser.add_argument("--programs", help="comma-separated (default: all)")
     parser.add_argument("--keep", action="store_true", help="keep the runs' directories")
+    parser.add_argument(
+        "--quick", action="store_true", help="a smoke run: 2 runs per backend, no postgres"
+    )
     args = parser.parse_args()
+    if args.quick:
+        args.runs, args.states = 2, "filesystem,sqlite"
     settings = Settings(delay=args.delay)
     programs = args.programs.split(",") if args.programs else list(PROGRAMS)
     print(f"seed {args.seed}, {args.runs} runs per backend over {len(programs)} programs, ")

@@ -101,7 +101,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--lines", type=int, default=1_000)
     parser.add_argument("--edits", type=int, default=20_000)
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 100 lines, 1,000 edits")
     args = parser.parse_args()
+    if args.quick:
+        args.lines, args.edits = 100, 1_000
     checkpoints = sorted(
         {n for n in (1_000, 2_000, 5_000, 10_000, 20_000, args.edits) if n <= args.edits}
     )

@@ -142,7 +142,10 @@ def main() -> None:
     options = argparse.ArgumentParser(description=__doc__)
     options.add_argument("--lines", type=int, default=10_000, help="size of generated inputs")
     options.add_argument("--runs", type=int, default=5, help="timed runs per case")
+    options.add_argument("--quick", action="store_true", help="a smoke run: 1,000 lines, 1 run")
     args = options.parse_args()
+    if args.quick:
+        args.lines, args.runs = 1_000, 1
 
     parse = load_syntax().parse
     print(f"Python {platform.python_version()}, parso {parso.__version__}, runs={args.runs}")

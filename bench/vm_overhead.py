@@ -114,7 +114,10 @@ def main() -> None:
     parser.add_argument(
         "--tmp", help="directory for the run directories (e.g. /dev/shm to leave the disk out)"
     )
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 50 statements, 1 repeat")
     args = parser.parse_args()
+    if args.quick:
+        args.statements, args.repeats = 50, 1
     global TMP_ROOT
     TMP_ROOT = args.tmp
     print(f"run directories under {args.tmp or tempfile.gettempdir()}")
