@@ -160,3 +160,11 @@ def test_each_definition_resolves_the_name_and_brings_no_error(
         assert not new, (result, after)
         line_breaks = re.findall(r"\r\n|\n", result)
         assert set(line_breaks) == {newline}, result
+
+
+def test_definitions_go_after_a_byte_order_mark() -> None:
+    text = '\ufeffsession "About {topic}"\n'
+    for title in (INPUT.format("topic"), LET.format("topic")):
+        result = fixed(text, "E044", title)
+        assert result.startswith("\ufeff") and result.count("\ufeff") == 1
+        assert check_text(result) == []

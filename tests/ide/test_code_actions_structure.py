@@ -163,3 +163,9 @@ def test_colon_for_an_unknown_agent_is_offered_but_not_automatic() -> None:
 )
 def test_no_colon_fix_without_a_name(text: str, code: str) -> None:
     assert [a for a in actions_for(text, code) if a.title.startswith("Change to")] == []
+
+
+def test_move_goes_after_a_byte_order_mark() -> None:
+    text = "\ufeffblock b:\n  agent a:\n    model: opus\n  session: a\n"
+    result = fixed(text, "W037", "Move agent `a` to the top level")
+    assert result == "\ufeffagent a:\n  model: opus\n\nblock b:\n  session: a\n"

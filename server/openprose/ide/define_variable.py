@@ -76,7 +76,8 @@ def _input(analysis: Analysis, name: str, nl: str) -> TextEdit | None:
         return None
     row = _above_comments(analysis, statements[0], keep_header=True)
     before = nl if row > 0 and lines[row - 1].strip() else ""
-    return TextEdit((row, 0), (row, 0), before + line + nl + nl)
+    at = _line_start(analysis, row)
+    return TextEdit(at, at, before + line + nl + nl)
 
 
 def _after(analysis: Analysis, node: Any, nl: str) -> tuple[tuple[int, int], str]:
@@ -98,12 +99,18 @@ def _let(analysis: Analysis, reference: Reference, name: str, nl: str) -> TextEd
         return None
     row, column = statement.start_pos[0] - 1, statement.start_pos[1]
     lines = analysis.lines
-    indent = lines[row][:column]
+    indent = lines[row][:column].lstrip("\ufeff")
     if indent.strip():
         return None  # not first on its line
     row = _above_comments(analysis, statement, keep_header=isinstance(statement.parent, t.Module))
     text = f'{indent}let {name} = session "Produce the {name}: describe the task here"{nl}'
-    return TextEdit((row, 0), (row, 0), text)
+    at = _line_start(analysis, row)
+    return TextEdit(at, at, text)
+
+
+def _line_start(analysis: Analysis, row: int) -> tuple[int, int]:
+    """Where text inserted before line ``row`` goes: after a byte order mark."""
+    return (row, 1) if row == 0 and analysis.text.startswith("\ufeff") else (row, 0)
 
 
 def _statement_of(leaf: Any) -> Any:

@@ -54,7 +54,8 @@ def move_to_top_level(analysis: Analysis, agent: t.AgentDefinition, nl: str) -> 
         cut = TextEdit((first, 0), (last + 1, 0), "")
     else:  # the file's last line: take the line break before it instead
         cut = TextEdit((first - 1, len(lines[first - 1])), (last, len(lines[last])), "")
-    return [TextEdit((row, 0), (row, 0), block), cut]
+    at = (row, 1) if row == 0 and analysis.text.startswith("\ufeff") else (row, 0)
+    return [TextEdit(at, at, block), cut]
 
 
 def _free(analysis: Analysis, name: str) -> bool:
