@@ -2,6 +2,8 @@
 
 The real backends are tested against loopback fake servers; a test that reached a provider
 by mistake would spend money and flake, so any connection outside 127.0.0.0/8 and ::1 fails.
+
+It also selects the corpus tests (tests/corpus/location.py says how).
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+
+from tests.corpus import location as corpus_location
 
 _PROVIDER_VARIABLES = (
     "ANTHROPIC_API_KEY",
@@ -31,6 +35,16 @@ def _loopback(address: Any) -> bool:
         return ipaddress.ip_address(host.split("%")[0]).is_loopback
     except ValueError:
         return False
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", f"{corpus_location.MARK}: reads the shared corpus (../shared/corpus)"
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    corpus_location.select(config, items)
 
 
 class NonLoopbackConnection(RuntimeError):

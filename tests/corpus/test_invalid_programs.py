@@ -13,12 +13,11 @@ from pathlib import Path
 import pytest
 
 from openprose.checking import check_text
+from tests.corpus import location
 
-HARNESS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "irl-dan-open-prose"
+HARNESS = location.CORPUS / "irl-dan-open-prose"
 INVALID = HARNESS / "invalid-programs"
-pytestmark = pytest.mark.skipif(
-    not INVALID.is_dir(), reason=f"the shared corpus is not beside the checkout ({INVALID})"
-)
+pytestmark = pytest.mark.corpus
 
 PARSE = {"E001", "E004", "E005", "E029", "E030", "E031", "E033", "E034", "E035", "E036"}
 

@@ -29,22 +29,19 @@ from editor_tools import unavailable
 
 from openprose.syntax import parse
 from openprose.syntax.tree import Discretion, String
+from tests.corpus import location
 
 ROOT = Path(__file__).resolve().parents[2]
 SYNTAXES = ROOT / "syntaxes"
 GRAMMAR = SYNTAXES / "prose.tmLanguage.json"
 TEST_DIR = SYNTAXES / "tests"
 TOKENIZE = SYNTAXES / "tools" / "tokenize.js"
-CORPUS = ROOT.parent / "shared" / "corpus"
+CORPUS = location.CORPUS
 CORPUS_DIRS = ("examples", "common", "lib")
 
 INSTALL_HINT = (
     "the grammar tests need vscode-tmgrammar-test: run `npm ci --prefix syntaxes` "
     "in the repository root (Node.js and npm must be installed)"
-)
-
-requires_corpus = pytest.mark.skipif(
-    not CORPUS.is_dir(), reason=f"the shared corpus is not beside the checkout ({CORPUS})"
 )
 
 LINE_BREAK = re.compile(r"\r\n|\n|\r")
@@ -230,9 +227,7 @@ def test_assertion_tests_pass() -> None:
 
 
 def corpus_files() -> list[Path]:
-    if not CORPUS.is_dir():
-        return []
-    return sorted(p for d in CORPUS_DIRS for p in (CORPUS / d).rglob("*.prose"))
+    return location.files(*CORPUS_DIRS)
 
 
 def corpus_id(path: Path) -> str:
@@ -379,7 +374,7 @@ def report(problems: list[str]) -> str:
     return f"{len(problems)} problems:\n{shown}{more}"
 
 
-@requires_corpus
+@pytest.mark.corpus
 def test_corpus_is_there(corpus: dict[Path, Tokenized]) -> None:
     assert len(corpus) > 70
     definitions = sum(len(agent_definitions(p)) for p in corpus.values())
@@ -393,7 +388,7 @@ def test_corpus_is_there(corpus: dict[Path, Tokenized]) -> None:
     assert triple_strings > 200, triple_strings
 
 
-@requires_corpus
+@pytest.mark.corpus
 def test_every_line_is_tokenized(corpus: dict[Path, Tokenized]) -> None:
     problems = []
     for program in corpus.values():
@@ -411,7 +406,7 @@ def test_every_line_is_tokenized(corpus: dict[Path, Tokenized]) -> None:
     assert not problems, report(problems)
 
 
-@requires_corpus
+@pytest.mark.corpus
 def test_strings_conditions_and_comments_are_the_parsers(corpus: dict[Path, Tokenized]) -> None:
     problems = []
     for program in corpus.values():
@@ -426,7 +421,7 @@ def test_strings_conditions_and_comments_are_the_parsers(corpus: dict[Path, Toke
     assert not problems, report(problems)
 
 
-@requires_corpus
+@pytest.mark.corpus
 def test_agent_names_get_the_class_scope(corpus: dict[Path, Tokenized]) -> None:
     problems = []
     for program in corpus.values():
@@ -441,7 +436,7 @@ def test_agent_names_get_the_class_scope(corpus: dict[Path, Tokenized]) -> None:
     assert not problems, report(problems)
 
 
-@requires_corpus
+@pytest.mark.corpus
 def test_no_keyword_scope_inside_strings(corpus: dict[Path, Tokenized]) -> None:
     problems = []
     for program in corpus.values():
@@ -459,7 +454,7 @@ def test_no_keyword_scope_inside_strings(corpus: dict[Path, Tokenized]) -> None:
     assert not problems, report(problems)
 
 
-@requires_corpus
+@pytest.mark.corpus
 def test_triple_strings_end_at_their_closing(corpus: dict[Path, Tokenized]) -> None:
     """Each \"\"\" string the parser finds is one string scope in the grammar, from its opening
     quotes to its closing ones (the last three of a run of quotes), and no further."""

@@ -16,11 +16,11 @@ from openprose.ide import analyze_document
 from openprose.ide import types as ide
 from openprose.ide.semantic_tokens import semantic_tokens
 from openprose.lsp import convert
+from tests.corpus import location
 
 ASTRAL = "\U0001d11e"  # 1 code point, 2 UTF-16 units, 4 UTF-8 bytes
 E_ACUTE = "\u00e9"  # 1 code point, 1 UTF-16 unit, 2 UTF-8 bytes
 LINES = [f"a{ASTRAL}b{E_ACUTE}c", "plain", ""]
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 
 
 def positions(encoding: str, lines: list[str] = LINES) -> convert.Positions:
@@ -145,10 +145,10 @@ def test_semantic_tokens_are_relative_and_in_the_clients_units() -> None:
 
 
 def corpus_programs() -> list[Path]:
-    return sorted(CORPUS.rglob("*.prose"))[:80] if CORPUS.is_dir() else []
+    return location.files()[:80]
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared corpus is not beside the checkout")
+@pytest.mark.corpus
 def test_every_token_type_and_modifier_the_ide_makes_is_in_the_legend() -> None:
     """A type missing from the mapping would be dropped silently, not coloured."""
     kinds: set[str] = set()

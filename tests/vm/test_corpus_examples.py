@@ -4,7 +4,6 @@ backend, or is listed here with the reason it cannot."""
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
 
 import pytest
@@ -13,15 +12,10 @@ from openprose.syntax import parse
 from openprose.vm.backends.offline import OfflineBackend
 from openprose.vm.interpreter import Options, declared_inputs
 from openprose.vm.runner import ProgramInvalid, run_file
+from tests.corpus import location
 
-EXAMPLES = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "examples"
-
-if not EXAMPLES.is_dir():
-    if os.environ.get("CI"):
-        raise RuntimeError(f"the shared corpus must be beside the checkout under CI ({EXAMPLES})")
-    pytestmark = pytest.mark.skip(
-        reason=f"the shared corpus is not beside the checkout ({EXAMPLES})"
-    )
+EXAMPLES = location.CORPUS / "examples"
+pytestmark = pytest.mark.corpus
 
 # Programs that do not run to completion, and why.  A program leaving this list (it now
 # runs) fails the test too, so the list stays true.
@@ -47,7 +41,7 @@ CONDITIONS = {
 
 
 def examples() -> list[Path]:
-    return sorted(EXAMPLES.rglob("*.prose")) if EXAMPLES.is_dir() else []
+    return location.files("examples")
 
 
 @pytest.mark.parametrize("path", examples(), ids=lambda p: str(p.relative_to(EXAMPLES)))
