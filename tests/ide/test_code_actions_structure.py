@@ -169,3 +169,8 @@ def test_move_goes_after_a_byte_order_mark() -> None:
     text = "\ufeffblock b:\n  agent a:\n    model: opus\n  session: a\n"
     result = fixed(text, "W037", "Move agent `a` to the top level")
     assert result == "\ufeffagent a:\n  model: opus\n\nblock b:\n  session: a\n"
+
+
+def test_create_agent_goes_after_a_byte_order_mark() -> None:
+    result = fixed("\ufeffsession: writer\n", "E007", "Create agent `writer`")
+    assert result.startswith("\ufeffagent writer:\n")

@@ -484,10 +484,11 @@ def _undefined_agent(fixer: _Fixer, diagnostic: Diagnostic, leaf: Any) -> list[_
     text_lines = fixer.analysis.lines
     if line > 0 and text_lines[line - 1].strip():
         stub = nl + stub
+    at = (line, 1) if line == 0 and fixer.analysis.text.startswith("\ufeff") else (line, 0)
     fixes.append(
         _quickfix(
             f"Create agent `{name}`",
-            [TextEdit((line, 0), (line, 0), stub)],
+            [TextEdit(at, at, stub)],
             "E007",
             preferred=not fixes,
         )
