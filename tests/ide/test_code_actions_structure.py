@@ -4,6 +4,8 @@ another statement (W037, and E007 on the sessions that name it)."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_code_actions import actions_for, apply, fixed, preferred, titles
 
 from openprose.checking import check_text
@@ -174,3 +176,23 @@ def test_move_goes_after_a_byte_order_mark() -> None:
 def test_create_agent_goes_after_a_byte_order_mark() -> None:
     result = fixed("\ufeffsession: writer\n", "E007", "Create agent `writer`")
     assert result.startswith("\ufeffagent writer:\n")
+
+
+_BARE = ["session", "let x = session", 'session "a" -> session', "parallel:\n  y = session"]
+_PROPS = ['prompt: "p"', "model: haiku", "context: [a]", "retry: 2", "# a comment"]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.sampled_from(_BARE),
+    st.lists(st.sampled_from(_PROPS), min_size=1, max_size=4),
+    st.sampled_from(["\n", "\r\n"]),
+)
+def test_the_colon_fix_removes_e074_and_brings_no_error(
+    header: str, props: list[str], newline: str
+) -> None:
+    indent = "    " if header.startswith("parallel") else "  "
+    body = "".join(f"{indent}{p}\n" for p in ['prompt: "p"', *props])
+    text = ('let a = session "A"\n' + header + "\n" + body).replace("\n", newline)
+    assert len([d for d in check_text(text) if d.code == "E074"]) == 1
+    fixed(text, "E074", "Add `:` after `session`")
