@@ -8,7 +8,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
+from openprose.cli import fix
 from openprose.cli.github import format_github
+from openprose.cli.hints import NearNames
 from openprose.cli.render import (
     Style,
     format_concise,
@@ -20,11 +22,13 @@ from openprose.cli.render import (
 )
 from openprose.cli.sarif import SarifLog
 from openprose.cli.sources import (
+    Discovery,
     SourceError,
     SourceFile,
+    add_discovery_options,
     add_size_option,
-    discover,
-    read_source,
+    read_source_and_bom,
+    search,
 )
 from openprose.diagnostics import Diagnostic, Severity
 
@@ -34,7 +38,7 @@ if TYPE_CHECKING:
 # Exit statuses (documented in the README).
 EXIT_CLEAN = 0  # no errors; warnings and hints allowed
 EXIT_ERRORS = 1  # at least one error-severity diagnostic
-EXIT_TROUBLE = 2  # usage error, or a path that could not be read
+EXIT_TROUBLE = 2  # usage error, a path that could not be read, or no .prose file found
 
 FORMATS = ("human", "concise", "json", "github", "sarif")
 
@@ -70,6 +74,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "[tool.openprose] table) instead of searching upwards from each file",
     )
     add_size_option(parser)
+    add_discovery_options(parser)
+    fix.add_arguments(parser)
     for option, meaning in (
         ("--select", "check only these rules (replaces the configuration's selection)"),
         ("--extend-select", "check these rules as well"),
@@ -108,13 +114,20 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     from openprose.checking import check_text
     from openprose.config import ConfigError
 
-    sources, missing = discover(args.paths or ["."])
     try:
         # Every configuration is found before any output, so a bad one is the only message.
+        found = search(args.paths or ["."], Discovery.from_arguments(args))
+        sources, missing = found.files, found.errors
         configs = _configurations(args, sources)
     except ConfigError as invalid:
         print(f"prose: error: {invalid}", file=stderr)
         return EXIT_TROUBLE
+    if found.warning:
+        print(f"prose: warning: {found.warning}", file=stderr)
+        return EXIT_TROUBLE
+    fixer = fix.Fixer(args, stdout, stderr) if fix.wanted(args) else None
+    if fixer is not None:
+        stdout = fixer.report_stream(sources, stdout)
     tally = _Tally()
     style = Style(colour=wants_colour(args.color, stdout))
     json_items: list[dict[str, str | int]] = []
@@ -131,19 +144,19 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
     for source in sources:
         try:
-            text = read_source(source, args.max_file_size)
+            text, bom = read_source_and_bom(source, args.max_file_size)
         except SourceError as error:
             report_unreadable(error)
             continue
         config = configs[source]
-        # Without a configuration, the two-argument call every caller used before
-        # (stand-ins for check_text in tests take just the text and the path).
-        if config is None:
-            diagnostics = check_text(text, source.fs_path)
-        else:
-            diagnostics = check_text(text, source.fs_path, config)
+        check = fix.checker(check_text, source.fs_path, config)
+        diagnostics = check(text)
+        if fixer is not None:
+            text, diagnostics = fixer.fix(source, text, bom, config, diagnostics, check)
         tally.add(diagnostics)
         path = source.display_path
+        if fixer is not None and not fixer.shows_diagnostics:
+            continue
         if args.format == "json":
             json_items.extend(to_json(path, d) for d in diagnostics)
         elif args.format == "concise":
@@ -156,8 +169,9 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             sarif.add(path, source.fs_path, diagnostics)
         else:
             lines = source_lines(text)
+            near = NearNames(text, source.fs_path)
             for d in diagnostics:
-                print(format_human(path, d, lines, style), file=stdout)
+                print(format_human(path, d, lines, style, near(d)), file=stdout)
 
     if args.format == "json":
         json.dump(json_items, stdout, indent=2, ensure_ascii=False)
@@ -165,6 +179,9 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     if sarif is not None:
         sarif.write(stdout)
     stdout.flush()
+    if fixer is not None:
+        print(fixer.summary(tally.counts, tally.files_checked, tally.unreadable), file=stderr)
+        return fixer.exit_status(tally.exit_status())
     summary = format_summary(
         tally.counts, tally.files_checked, tally.files_with_diagnostics, tally.unreadable
     )
