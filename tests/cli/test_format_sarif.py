@@ -164,6 +164,20 @@ def test_a_result_points_to_its_rule_and_related_places(
     assert related["message"]["text"]
 
 
+def test_a_related_place_in_an_imported_program_is_relative_too(
+    prose: RunProse, source: WriteSource
+) -> None:
+    source("lib/research.prose", 'input topic: "t"\ninput depth: "d"\nsession "{topic} {depth}"\n')
+    source("main.prose", 'use "./lib/research" as research\n\nlet r = research(topic: "tides")\n')
+    _, log = check_sarif(prose, "main.prose")
+    (missing,) = [r for r in log["runs"][0]["results"] if r["ruleId"] == "E026"]
+    (declared,) = missing["relatedLocations"]
+    # The analyzer names the imported file by its absolute path; SARIF gets it relative.
+    location = declared["physicalLocation"]
+    assert location["artifactLocation"] == {"uri": "lib/research.prose", "uriBaseId": "%SRCROOT%"}
+    assert location["region"]["startLine"] == 2
+
+
 def test_an_unreadable_path_is_a_notification_and_exit_2(
     prose: RunProse, source: WriteSource
 ) -> None:
