@@ -11,6 +11,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from openprose.diagnostics import Diagnostic
 
 RunProse = Callable[..., subprocess.CompletedProcess[str]]  # the `prose` fixture
 WriteSource = Callable[[str, str], Path]  # the `source` fixture
@@ -319,3 +323,56 @@ def test_unsafe_fixes_with_diff(prose: RunProse, source: WriteSource) -> None:
     assert result.returncode == 1
     assert "+agent ghost:" in result.stdout.splitlines()
     assert path.read_text(encoding="utf-8") == UNDEFINED_AGENT
+
+
+# --------------------------------------------------------------------------- property
+
+# Fragments with fixable problems, most with a comment where a fix edits or deletes a line.
+# `{i}` makes each fragment's names its own.
+_FRAGMENTS = (
+    'const c{i} = "x"\nc{i} = "y"  # on purpose\n',
+    'loop:  # until someone stops it\n  session "Poll {i}"\n',
+    'agent a{i}:\n  model: sonnet  # the cheap one\n  model: sonnet\n  prompt: "x"\n',
+    'agent b{i}:\n  model: sonnet\n  prompt: "x"\n  prompt: "x"  # twice\n',
+    'let draft{i} = session "Draft"\nsession "Polish"\n  context: draf{i}  # typo\n',
+    'agent writer{i}:\n  model: sonnet\n  prompt: "x"\nsession: writter{i}  # typo\n',
+    'parallel (on-fial: "continue"):  # typo\n  p{i} = session "a"\n  q{i} = session "b"\n',
+    "# a comment on its own line\n",
+    "\n",
+)
+
+
+@given(
+    choices=st.lists(st.integers(0, len(_FRAGMENTS) - 1), min_size=1, max_size=8),
+    crlf=st.booleans(),
+    unsafe=st.booleans(),
+)
+@settings(max_examples=60, deadline=None)
+def test_fixing_keeps_comments_brings_nothing_and_settles(
+    choices: list[int], crlf: bool, unsafe: bool
+) -> None:
+    from collections import Counter
+
+    from openprose.checking import check_text
+    from openprose.cli.fix import fix_text
+    from openprose.format import _comments
+    from openprose.syntax import parse
+
+    text = "".join(_FRAGMENTS[c].format(i=n) for n, c in enumerate(choices))
+    if crlf:
+        text = text.replace("\n", "\r\n")
+
+    def check(source: str) -> list[Diagnostic]:
+        return check_text(source, None)
+
+    before = check(text)
+    outcome = fix_text(text, None, None, before, check, unsafe)
+    assert _comments(parse(outcome.text)) == _comments(parse(text))
+    assert outcome.diagnostics == check(outcome.text)
+    assert outcome.fixed == len(before) - len(outcome.diagnostics) >= 0
+    left, was = Counter(d.code for d in outcome.diagnostics), Counter(d.code for d in before)
+    assert all(left[code] <= was[code] for code in left), "a fix brought a new problem"
+    if crlf:
+        assert "\n" not in outcome.text.replace("\r\n", "")
+    again = fix_text(outcome.text, None, None, outcome.diagnostics, check, unsafe)
+    assert again.text == outcome.text and again.fixed == 0

@@ -36,20 +36,21 @@ EXIT_TROUBLE = 2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
+    group = parser.add_argument_group("fixes")
+    group.add_argument(
         "--fix",
         action="store_true",
         help="apply the fixes that are safe (the editor's 'fix all'), then report what is "
         "left; with '-', print the fixed text on standard output and the report on "
         "standard error",
     )
-    parser.add_argument(
+    group.add_argument(
         "--diff",
         action="store_true",
         help="change nothing; print a unified diff of what --fix would change and exit 1 if "
         "anything would",
     )
-    parser.add_argument(
+    group.add_argument(
         "--unsafe-fixes",
         action="store_true",
         help="with --fix or --diff, also apply the fixes that guess what was meant (the "
