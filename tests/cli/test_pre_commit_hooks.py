@@ -19,6 +19,7 @@ import csv
 import hashlib
 import io
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -28,6 +29,7 @@ from importlib.metadata import Distribution, PackageNotFoundError, distribution
 from pathlib import Path
 
 import pytest
+import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
@@ -237,3 +239,27 @@ def test_prose_fmt_rewrites_and_then_passes(
 
     result = _pre_commit(repository, pre_commit_environment, "prose-fmt")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_documented_configuration_names_the_hooks_we_ship() -> None:
+    hooks = yaml.safe_load((CHECKOUT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    shipped = {hook["id"]: hook for hook in hooks}
+    assert {hook_id: hook["entry"] for hook_id, hook in shipped.items()} == {
+        "prose-check": "prose check",
+        "prose-fmt": "prose fmt",
+    }
+    for hook in hooks:
+        matches = re.compile(hook["files"]).search
+        assert matches("flows/a.prose") and not matches("a.prose.txt")
+    guide = (CHECKOUT / "docs" / "ci.md").read_text(encoding="utf-8")
+    blocks = [yaml.safe_load(block) for block in re.findall(r"```yaml\n(.*?)```", guide, re.S)]
+    workflow, config = blocks
+    steps = workflow["jobs"]["check"]["steps"]
+    commands = [step["run"] for step in steps if "run" in step]
+    assert any(command.startswith("prose check --format github") for command in commands)
+    assert any(command.startswith("prose check --format sarif") for command in commands)
+    assert any(
+        step.get("uses", "").startswith("github/codeql-action/upload-sarif@") for step in steps
+    )
+    (documented,) = config["repos"]
+    assert [hook["id"] for hook in documented["hooks"]] == list(shipped)
