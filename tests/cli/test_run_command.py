@@ -144,7 +144,7 @@ def test_ctrl_c_stops_the_run_with_130_and_records_it(tmp_path: Path) -> None:
         runs = tmp_path / ".prose" / "runs"
         # Wait until the run has really started (a session recorded), not a fixed time.
         while time.monotonic() < deadline:
-            states = list(runs.glob("*/state.md")) if runs.is_dir() else []
+            states = list(runs.glob("[!.]*/state.md")) if runs.is_dir() else []
             if states and "1→ ✓" in states[0].read_text(encoding="utf-8"):
                 break
             time.sleep(0.05)

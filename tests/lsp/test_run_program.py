@@ -159,8 +159,9 @@ async def test_a_cancelled_run_stops_and_other_requests_are_answered_meanwhile(
             msg_id=msg_id,
         )
     )
-    await until(lambda: any(runs.glob("*/state.md")))
-    (state,) = runs.glob("*/state.md")
+    # Not a hidden `.ID.PID.new`: a run being created, renamed away once it is staged.
+    await until(lambda: any(runs.glob("[!.]*/state.md")))
+    (state,) = runs.glob("[!.]*/state.md")
     # The server still answers while the program runs.
     symbols = await asyncio.wait_for(
         session.client.text_document_document_symbol_async(
@@ -184,7 +185,7 @@ async def test_cancelling_the_progress_stops_the_run(session: Session) -> None:
     uri, path = await program(session, ENDLESS)
     runs = path.parent / ".prose" / "runs"
     request = asyncio.ensure_future(execute(session, uri))
-    await until(lambda: any(runs.glob("*/state.md")) and bool(running(session)))
+    await until(lambda: any(runs.glob("[!.]*/state.md")) and bool(running(session)))
     token = running(session)[-1]  # the newest run
     session.client.protocol.notify(
         types.WINDOW_WORK_DONE_PROGRESS_CANCEL, types.WorkDoneProgressCancelParams(token=token)
@@ -192,7 +193,7 @@ async def test_cancelling_the_progress_stops_the_run(session: Session) -> None:
     result = await asyncio.wait_for(request, 10)
     assert result["status"] == "cancelled"
     assert session.client.progress_reports[token][-1].kind == "end"
-    (state,) = runs.glob("*/state.md")
+    (state,) = runs.glob("[!.]*/state.md")
     assert "interrupted" in state.read_text(encoding="utf-8")
 
 
