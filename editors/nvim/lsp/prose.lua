@@ -4,8 +4,8 @@
 --   vim.lsp.enable("prose")
 --   vim.lsp.config("prose", { cmd = { "python3", "-m", "openprose.lsp" } })  -- to change any
 --
--- The same root markers as require("openprose").setup(), so both ways pick the same project
--- root: the nearest directory holding any of them, else the file's own directory.
+-- The same root markers as require("openprose").setup(): the project root is the nearest
+-- directory holding any of them.
 return {
   cmd = { "prose-ls" },
   filetypes = { "prose" },
