@@ -246,6 +246,24 @@ def test_near_names_are_shown_as_help(prose: RunProse, source: WriteSource) -> N
     assert help_after("W005") == "  help: did you mean `on-fail`?"
 
 
+def test_blocks_and_keywords_get_help_from_the_same_measure(
+    prose: RunProse, source: WriteSource
+) -> None:
+    # Neither has a quick fix; the hint measures closeness as the fixes do.
+    source(
+        "blocks.prose",
+        'block review(x):\n  session "r {x}"\n\ndo reveiw("a")\nsesion "typo"\nzzz "far"\n',
+    )
+    result = prose("check", "--color", "never", "blocks.prose")
+    lines = result.stdout.splitlines()
+    block = next(i for i, line in enumerate(lines) if "[E051]" in line)
+    assert lines[block + 3] == "  help: did you mean `review`?"
+    keyword = next(i for i, line in enumerate(lines) if "`sesion` does not start" in line)
+    assert lines[keyword + 3] == "  help: did you mean `session`?"
+    far = next(i for i, line in enumerate(lines) if "`zzz` does not start" in line)
+    assert not any(line.startswith("  help:") for line in lines[far + 1 :])
+
+
 def test_a_message_that_already_asks_gets_no_second_help(
     prose: RunProse, source: WriteSource
 ) -> None:

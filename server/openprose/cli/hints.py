@@ -1,6 +1,12 @@
-"""The "did you mean" names under a diagnostic in ``prose check``'s human format: those the
-language server's quick fixes offer (``ide.code_actions.near_names``), so the shell and
-the editor never disagree on what was meant."""
+"""The "did you mean" names under a diagnostic in ``prose check``'s human format.
+
+Where the language server has a quick fix putting in a near name (an undefined agent or
+variable, an unknown property or modifier), the hint names the same ones
+(``ide.code_actions.near_names``), so the shell and the editor never disagree.  An
+undefined block and a misspelt statement keyword have no fix; their hints use the same
+measure of closeness (``close_names``) on the program's blocks and the keywords the
+completion offers at the start of a statement.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +17,11 @@ from openprose.diagnostics import Diagnostic
 if TYPE_CHECKING:
     from openprose.ide.analysis import Analysis
 
-# The codes whose quick fixes put in a near name: an undefined agent or variable, an
-# unknown property or modifier.  Only these are worth analysing the text again for.
-_NAMED = frozenset({"E007", "W005", "E043", "E044", "E045", "E061", "W034"})
+# The codes whose quick fixes put in a near name.  Only these, and the two below, are worth
+# analysing the text again for.
+_FIXED_BY_NAME = frozenset({"E007", "W005", "E043", "E044", "E045", "E061", "W034"})
+_UNDEFINED_BLOCK = "E051"
+_NOT_A_STATEMENT = "E005"
 
 
 class NearNames:
@@ -26,12 +34,51 @@ class NearNames:
         self._analysis: Analysis | None = None
 
     def __call__(self, diagnostic: Diagnostic) -> list[str]:
-        if diagnostic.code not in _NAMED or "did you mean" in diagnostic.message:
+        code = diagnostic.code
+        if "did you mean" in diagnostic.message:
             return []
-        from openprose.ide.code_actions import near_names
+        if code not in _FIXED_BY_NAME and code not in (_UNDEFINED_BLOCK, _NOT_A_STATEMENT):
+            return []
+        from openprose.ide.code_actions import close_names, near_names
 
+        analysis = self._analyse()
+        if code == _UNDEFINED_BLOCK:
+            word = _word_at(analysis, diagnostic)
+            return close_names(word, analysis.model.blocks) if word else []
+        if code == _NOT_A_STATEMENT:
+            return _keywords(analysis, diagnostic)
+        return near_names(analysis, diagnostic)
+
+    def _analyse(self) -> Analysis:
         if self._analysis is None:
             from openprose.ide.analysis import analyze_document
 
             self._analysis = analyze_document(self._text, path=self._path)
-        return near_names(self._analysis, diagnostic)
+        return self._analysis
+
+
+def _word_at(analysis: Analysis, diagnostic: Diagnostic) -> str:
+    """The name the diagnostic's range covers ("" when it spans lines or is no name)."""
+    (line, start), (end_line, end) = diagnostic.start, diagnostic.end
+    if line != end_line or not 1 <= line <= len(analysis.lines):
+        return ""
+    word = analysis.lines[line - 1][start:end]
+    return word if word.isidentifier() else ""
+
+
+def _keywords(analysis: Analysis, diagnostic: Diagnostic) -> list[str]:
+    """For a statement that starts with a plain name (``sesion "..."``): the statement
+    keywords close to it."""
+    from openprose.ide.code_actions import close_names
+    from openprose.ide.completion import _STATEMENT_KEYWORDS
+    from openprose.syntax import tree as t
+
+    try:
+        leaf = analysis.module.get_leaf_for_position(diagnostic.start)
+    except (ValueError, IndexError):
+        return []
+    if leaf is not None and leaf.start_pos != diagnostic.start:
+        leaf = leaf.get_next_leaf()  # the line break that ends where the statement starts
+    if not isinstance(leaf, t.Name) or leaf.start_pos != diagnostic.start:
+        return []
+    return close_names(leaf.value, _STATEMENT_KEYWORDS)

@@ -33,7 +33,7 @@ from openprose.ide.move_agent import move_to_top_level
 from openprose.ide.types import CodeAction, Pos, Range
 from openprose.syntax import tree as t
 
-__all__ = ["code_actions", "fix_all", "near_names"]
+__all__ = ["close_names", "code_actions", "fix_all", "near_names"]
 
 QUICKFIX = "quickfix"
 FIX_ALL = "source.fixAll"
@@ -109,6 +109,12 @@ def near_names(analysis: Analysis, diagnostic: Diagnostic) -> list[str]:
     command line shows them as hints)."""
     fixes = _Fixer(analysis, single=False).fixes(diagnostic)
     return [fix.suggestion for fix in fixes if fix.suggestion is not None]
+
+
+def close_names(word: str, candidates: Iterable[str]) -> list[str]:
+    """The ``candidates`` close enough to ``word`` for a "did you mean", closest first: the
+    measure every fix here uses, for hints on problems that have no fix."""
+    return _close(word, candidates)
 
 
 # The server asks for "fix all" with every code action request (each cursor move): the
