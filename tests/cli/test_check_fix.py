@@ -167,6 +167,19 @@ def test_a_fix_never_takes_a_comment_with_it(prose: RunProse, source: WriteSourc
     assert "1 fixed, 1 remaining (1 error)" in result.stderr
 
 
+def test_fix_leaves_ignored_and_suppressed_rules_alone(
+    prose: RunProse, source: WriteSource
+) -> None:
+    path = source("draft.prose", ALL_FIXABLE)
+    result = prose("check", "--fix", "--ignore", "W018", "draft.prose")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert path.read_text(encoding="utf-8") == ALL_FIXED.replace("loop (max: 10):", "loop:")
+    path = source("kept.prose", 'const c = "x"\nc = "y"  # prose: ignore[E048]\n')
+    result = prose("check", "--fix", "kept.prose")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert path.read_text(encoding="utf-8") == 'const c = "x"\nc = "y"  # prose: ignore[E048]\n'
+
+
 def test_fix_keeps_byte_order_mark_and_line_endings(prose: RunProse, source: WriteSource) -> None:
     path = source("crlf.prose", "\ufeff" + ALL_FIXABLE.replace("\n", "\r\n"))
     result = prose("check", "--fix", "crlf.prose")
