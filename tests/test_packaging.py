@@ -25,11 +25,13 @@ import base64
 import csv
 import hashlib
 import io
+import json
 import os
 import shutil
 import subprocess
 import sys
 import tarfile
+import tomllib
 import zipfile
 from email.parser import HeaderParser
 from importlib import metadata
@@ -153,6 +155,16 @@ def test_wheel_metadata_has_license_urls_and_ranges(dist: Path) -> None:
     # The lsp extra stays as an empty alias, so older install commands still work.
     assert "lsp" in fields["Provides-Extra"]
     assert not any('extra == "lsp"' in str(r.marker) for r in requirements)
+
+
+def test_one_license_that_the_extension_and_the_grammar_agree_with() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
+    assert project["license"] == "MIT"
+    assert (ROOT / "LICENSE").read_text("utf-8").startswith("MIT License\n")
+    # vsce packages the extension's own copy (as LICENSE.txt): the same text.
+    assert (ROOT / "vscode-extension" / "LICENSE").read_bytes() == (ROOT / "LICENSE").read_bytes()
+    for package in ("vscode-extension/package.json", "syntaxes/package.json"):
+        assert json.loads((ROOT / package).read_text("utf-8"))["license"] == "MIT", package
 
 
 def repack(dist: metadata.Distribution, wheelhouse: Path) -> None:
