@@ -117,6 +117,58 @@ def test_command_line_selection_applies_after_the_file() -> None:
     assert codes(Config().with_selection(RuleSelection(ignore=("E",)))) == ["W015"]
 
 
+def test_command_line_selection_keeps_every_other_setting() -> None:
+    # with_selection used to rebuild the Config field by field and lost the later ones.
+    config = config_from_table(
+        "prose.toml",
+        {
+            "exclude": ["fixtures"],
+            "extend-exclude": ["*.gen.prose"],
+            "respect-gitignore": False,
+            "force-exclude": True,
+            "run": {"windows": {"llama3.1": 32000}, "prices": {"llama3.1": [0.1, 0.2]}},
+        },
+    )
+    narrowed = config.with_selection(RuleSelection(ignore=("W",)))
+    assert codes(narrowed) == ["E043", "E044", "E019"]
+    for name in (
+        "exclude",
+        "extend_exclude",
+        "respect_gitignore",
+        "force_exclude",
+        "windows",
+        "prices",
+        "path",
+    ):
+        assert getattr(narrowed, name) == getattr(config, name), name
+
+
+# --------------------------------------------------------------------------- file selection
+
+
+def test_file_selection_defaults() -> None:
+    config = Config()
+    assert (config.exclude, config.extend_exclude) == (None, ())
+    assert (config.respect_gitignore, config.force_exclude) == (True, False)
+
+
+def test_file_selection_keys() -> None:
+    config = config_from_table(
+        "prose.toml",
+        {
+            "exclude": ["fixtures", "tests/*.prose"],
+            "extend-exclude": ["old"],
+            "respect-gitignore": False,
+            "force-exclude": True,
+        },
+    )
+    assert config.exclude == ("fixtures", "tests/*.prose")
+    assert config.extend_exclude == ("old",)
+    assert (config.respect_gitignore, config.force_exclude) == (False, True)
+    # An empty exclude is not the default: it turns the default list off.
+    assert config_from_table("prose.toml", {"exclude": []}).exclude == ()
+
+
 # --------------------------------------------------------------------------- severity
 
 
@@ -182,6 +234,10 @@ def test_broad_selectors_leave_syntax_errors_alone() -> None:
         ({"severity": {"W015": "fatal"}}, "`severity.W015` must be one of error, warning"),
         ({"severity": {"Q1": "error"}}, "unknown code or prefix in `severity`: Q1"),
         ({"severity": ["W015"]}, "`severity` must be a table"),
+        ({"exclude": "fixtures"}, "`exclude` must be a list of paths or globs"),
+        ({"extend-exclude": [""]}, "`extend-exclude` must be a list of paths or globs"),
+        ({"respect-gitignore": "no"}, "`respect-gitignore` must be true or false"),
+        ({"force-exclude": 1}, "`force-exclude` must be true or false"),
     ],
 )
 def test_mistakes_are_errors_that_name_them(keys: dict[str, object], message: str) -> None:

@@ -10,9 +10,11 @@ configuration file it came from, or the current directory for the command line a
 ``.gitignore`` files count only inside a Git repository (a directory with ``.git``), as in
 git, ruff and ripgrep: each one applies below its directory, a deeper file overrides a
 shallower one, ``!`` re-includes, and ``.git/info/exclude`` applies under the whole
-repository. The user's global excludes file is not read. A directory named on the command
-line is searched even when git ignores it (as ruff does): then only the ``.gitignore``
-files inside it count, since the rules above it would ignore all of it.
+repository (found as git finds it, ``GIT_CEILING_DIRECTORIES`` included). The user's
+global excludes file is not read. A rule counts for the path it
+matches itself, not for what lies below (the search does not enter an ignored directory),
+so a directory named on the command line is searched even when git ignores it, as ruff
+does.
 """
 
 from __future__ import annotations
@@ -110,21 +112,22 @@ class GitIgnore:
 
     def __init__(self) -> None:
         self._repositories: dict[str, str | None] = {}
+        # As git: the search for a repository does not go up into these.
+        ceilings = os.environ.get("GIT_CEILING_DIRECTORIES", "").split(os.pathsep)
+        self._ceilings = {os.path.normpath(c) for c in ceilings if os.path.isabs(c)}
         self._chains: dict[str, tuple[tuple[str, pathspec.PathSpec], ...]] = {}
 
-    def ignores(self, path: str, is_directory: bool, floor: str | None = None) -> bool:
-        """Whether git would ignore the absolute ``path``, reading only the rules of
-        directories at or below ``floor`` when one is given."""
+    def ignores(self, path: str, is_directory: bool) -> bool:
+        """Whether git would ignore the absolute ``path`` itself (its parent directories are
+        not looked at: the search does not enter an ignored one, and one named explicitly
+        is searched, as ruff does)."""
         directory = os.path.dirname(path)
         if self._repository(directory) is None:
             return False
         # Deepest file first: the last matching rule of the deepest file that has one
         # decides, whether it ignores or (with !) re-includes.
         for base, spec in reversed(self._chain(directory)):
-            if floor is not None and base != floor and not _is_below(base, floor):
-                break
-            relative = _slashed(os.path.relpath(path, base)) + ("/" if is_directory else "")
-            verdict = spec.check_file(relative).include
+            verdict = _last_verdict(spec, _slashed(os.path.relpath(path, base)), is_directory)
             if verdict is not None:
                 return verdict
         return False
@@ -134,7 +137,7 @@ class GitIgnore:
             parent = os.path.dirname(directory)
             if os.path.exists(os.path.join(directory, ".git")):
                 found: str | None = directory
-            elif parent == directory:
+            elif parent == directory or parent in self._ceilings:
                 found = None
             else:
                 found = self._repository(parent)
@@ -165,6 +168,44 @@ def _read_rules(base: str, path: str) -> tuple[tuple[str, pathspec.PathSpec], ..
         # as git skips an unreadable one.
         return ()
     return ((base, pathspec.GitIgnoreSpec.from_lines(lines)),)
+
+
+def _last_verdict(spec: pathspec.PathSpec, relative: str, is_directory: bool) -> bool | None:
+    """Whether the last rule of one file that matches ``relative`` itself ignores it (True)
+    or re-includes it (False); None when no rule matches it.
+
+    Not ``spec.check_file``: it also counts rules that match only a parent directory (so
+    that it can answer for any file of a tree), and it ranks those below the others, which
+    is wrong for a directory (``!*/`` would not re-include ``sub/`` after ``*``). The
+    search prunes ignored directories, so here only the entry itself counts, as in git.
+    """
+    verdict: bool | None = None
+    for pattern in spec.patterns:
+        if pattern.include is not None and _matches_itself(pattern, relative, is_directory):
+            verdict = pattern.include
+    return verdict
+
+
+def _matches_itself(pattern: pathspec.Pattern, relative: str, is_directory: bool) -> bool:
+    regex = getattr(pattern, "regex", None)
+    if regex is None:
+        return pattern.match_file(relative) is not None
+    if "ps_d" not in regex.groupindex:
+        # No directory marker (``*``, ``docs/**``): a match of the path itself, and a
+        # directory is named without its slash, so that ``docs/**`` leaves ``docs`` alone.
+        return regex.search(relative) is not None
+    # pathspec marks a match that stops at a directory's slash with the group ps_d: it is
+    # the entry itself only when that slash ends the path (``sub/`` for the directory sub).
+    # Each component start is tried, so that an unanchored ``/`` is found at the end too.
+    path = relative + "/" if is_directory else relative
+    starts = [0] + [i + 1 for i, c in enumerate(path[:-1]) if c == "/"]
+    for start in starts:
+        match = regex.search(path, start)
+        if match is None:
+            return False
+        if match.start("ps_d") == -1 or match.end("ps_d") == len(path):
+            return True
+    return False
 
 
 def _slashed(path: str) -> str:

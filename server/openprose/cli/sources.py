@@ -164,19 +164,12 @@ class _Filters:
             absolute, settings.patterns, settings.root
         )
 
-    def gitignore_floor(self, root: str) -> str | None:
-        """For a directory named explicitly (absolute) that git ignores, the directory
-        whose .gitignore rules and those below it still apply inside it: itself."""
-        settings = self._for_directory(os.path.dirname(root))
-        ignored = settings.respect_gitignore and self._gitignore.ignores(root, True)
-        return root if ignored else None
-
-    def excludes(self, path: str, is_directory: bool, floor: str | None) -> bool:
+    def excludes(self, path: str, is_directory: bool) -> bool:
         """Whether a path met while searching a directory is left out (``path`` absolute)."""
         settings = self._for_directory(os.path.dirname(path))
         if excluded_by(path, settings.patterns) is not None:
             return True
-        return settings.respect_gitignore and self._gitignore.ignores(path, is_directory, floor)
+        return settings.respect_gitignore and self._gitignore.ignores(path, is_directory)
 
     def _for_directory(self, directory: str) -> _Settings:
         settings = self._settings.get(directory)
@@ -231,15 +224,12 @@ def _walk_prose_files(root: str, errors: list[SourceError], filters: _Filters) -
         errors.append(SourceError(error.filename or root, _reason(error)))
 
     absolute_root = os.path.abspath(root)
-    floor = filters.gitignore_floor(absolute_root)
     found: list[tuple[str, ...]] = []
     # os.walk does not follow symbolic links to directories, so a link cycle cannot loop.
     for directory, subdirectories, files in os.walk(root, onerror=report):
         absolute = os.path.normpath(os.path.join(absolute_root, os.path.relpath(directory, root)))
         subdirectories[:] = [
-            d
-            for d in subdirectories
-            if not filters.excludes(os.path.join(absolute, d), True, floor)
+            d for d in subdirectories if not filters.excludes(os.path.join(absolute, d), True)
         ]
         relative = os.path.relpath(directory, root)
         parts = () if relative == os.curdir else tuple(relative.split(os.sep))
@@ -247,7 +237,7 @@ def _walk_prose_files(root: str, errors: list[SourceError], filters: _Filters) -
             (*parts, name)
             for name in files
             if name.endswith(PROSE_SUFFIX)
-            and not filters.excludes(os.path.join(absolute, name), False, floor)
+            and not filters.excludes(os.path.join(absolute, name), False)
         )
     # Sorted by path components, so "a/z.prose" < "b.prose" on every platform and file system.
     found.sort()
