@@ -43,7 +43,7 @@ def missing_reason() -> str:
         return f"{CORPUS} ({ENVIRONMENT_VARIABLE}) not found: the corpus tests need it"
     return (
         "../shared/corpus not found beside the checkout: the corpus tests need it "
-        f"({CORPUS}; {ENVIRONMENT_VARIABLE} points elsewhere)"
+        f"(looked in {CORPUS}; {ENVIRONMENT_VARIABLE} names another directory)"
     )
 
 
