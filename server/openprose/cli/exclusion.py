@@ -20,7 +20,9 @@ does.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -72,15 +74,30 @@ class Patterns:
 
     def match(self, path: str) -> str | None:
         """The first glob matching the absolute ``path``, or None."""
+        names, paths = _compiled(self.globs, self.anchor)
         name = os.path.basename(path)
         full = _slashed(path)
+        # One regular expression for all the globs: a search meets hundreds of files.
+        if not names.match(name) and not paths.match(full):
+            return None
         for glob in self.globs:
-            if fnmatch.fnmatchcase(name, glob):
+            if fnmatch.fnmatchcase(name, glob) or fnmatch.fnmatchcase(
+                full, _anchored(glob, self.anchor)
+            ):
                 return glob
-            anchored = _slashed(os.path.normpath(os.path.join(self.anchor, glob)))
-            if fnmatch.fnmatchcase(full, anchored):
-                return glob
-        return None
+        return None  # not reached: the combined expressions match what one glob matches
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(globs: tuple[str, ...], anchor: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    never = "(?!)"  # an empty alternation would match everything
+    names = "|".join(fnmatch.translate(glob) for glob in globs) or never
+    paths = "|".join(fnmatch.translate(_anchored(glob, anchor)) for glob in globs) or never
+    return re.compile(names), re.compile(paths)
+
+
+def _anchored(glob: str, anchor: str) -> str:
+    return _slashed(os.path.normpath(os.path.join(anchor, glob)))
 
 
 def excluded_by(path: str, pattern_sets: Iterable[Patterns]) -> str | None:
