@@ -274,6 +274,15 @@ def test_force_exclude_applies_the_exclusions_to_named_paths(
     assert checked(prose, "--no-force-exclude", "gen/c.prose") == ["gen/c.prose"]
 
 
+def test_force_exclude_leaves_gitignore_to_the_search(prose: RunProse, source: WriteSource) -> None:
+    # ruff's semantics: a git-ignored file named explicitly is checked even then.
+    source(".gitignore", "scratch/\n")
+    tree(source, "scratch/a.prose")
+    assert checked(prose, "--force-exclude", "scratch/a.prose") == ["scratch/a.prose"]
+    # Searched, the directory is left out: nothing to check.
+    assert prose("check", "--force-exclude", ".").returncode == 2
+
+
 def test_only_excluded_files_named_is_not_a_failure(prose: RunProse, source: WriteSource) -> None:
     # pre-commit passes the changed files; when all are excluded, the hook must pass.
     tree(source, "node_modules/a.prose")

@@ -283,8 +283,9 @@ def add_discovery_options(parser: argparse.ArgumentParser) -> None:
         "--force-exclude",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="apply the exclusions to paths named on the command line too (for pre-commit "
-        "and editors that pass every changed file)",
+        help="apply the exclude and extend-exclude globs to paths named on the command line "
+        "too, and to their directories up to the project root (not .gitignore, as in ruff; "
+        "for pre-commit and editors that pass every changed file)",
     )
 
 
