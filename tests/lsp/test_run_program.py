@@ -142,7 +142,7 @@ async def test_a_program_with_errors_is_refused_with_a_message(session: Session)
     await until(lambda: len(session.client.messages) > shown)
     message = session.client.messages[-1]
     assert message.type == types.MessageType.Error
-    assert "cannot run" in message.message
+    assert "has 1 error and cannot run" in message.message
     assert not (path.parent / ".prose").exists()
 
 

@@ -25,7 +25,7 @@ def test_a_status_line_on_a_terminal() -> None:
     progress(ev.ParallelEnter(branches=["a", "b", "c"]))
     now[0] = 1.0
     progress(ev.Success(input_tokens=10, output_tokens=5, cost=0.25))
-    assert progress.line() == "[2/5] parallel: · 3 branches running · 1 sessions, 15 tokens, $0.25"
+    assert progress.line() == "[2/5] parallel: · 3 branches running · 1 session, 15 tokens, $0.25"
     assert out.getvalue().count("\r\x1b[K") == 2  # the Position, then one redraw past 0.1 s
     progress(ev.ProgramEnd())
     assert out.getvalue().endswith("\r\x1b[K")  # the line is cleared at the end

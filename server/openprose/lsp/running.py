@@ -60,7 +60,8 @@ async def run_in_editor(ls: Any, arguments: list[Any] | None) -> Any:
         first = errors[0]
         return _refuse(
             ls,
-            f"{path.name} has {len(errors)} error(s) and cannot run; the first, line "
+            f"{path.name} has {len(errors)} error{'' if len(errors) == 1 else 's'} and cannot "
+            f"run; the first, line "
             f"{first.start[0]}: {first.message}",
         )
     module = parse(text)

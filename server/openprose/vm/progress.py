@@ -75,8 +75,10 @@ class Progress:
         if self.iteration:
             parts.append(self.iteration)
         if self.branches:
-            parts.append(f"{self.branches} branches running")
-        parts.append(f"{self.sessions} sessions, {self.tokens} tokens, ${self.cost:.2f}")
+            parts.append(f"{_count(self.branches, 'branch', 'branches')} running")
+        sessions = _count(self.sessions, "session", "sessions")
+        tokens = _count(self.tokens, "token", "tokens")
+        parts.append(f"{sessions}, {tokens}, ${self.cost:.2f}")
         return _cut(" · ".join(parts), self.width)
 
     def draw(self, force: bool = False) -> None:
@@ -96,3 +98,7 @@ class Progress:
 
 def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _count(number: int, one: str, many: str) -> str:
+    return f"{number} {one if number == 1 else many}"
