@@ -8,8 +8,8 @@ import sys
 from collections.abc import Sequence
 
 from openprose import __version__
+from openprose import server_options as lsp_options
 from openprose.cli import check, compile, fmt, run, runs, state
-from openprose.lsp import options as lsp_options
 
 PROG = "prose"
 

@@ -26,11 +26,12 @@ from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from openprose import __version__
+from openprose import server_options as options
 from openprose.analysis.contracts import absolute, set_overlay
 from openprose.files import read_text
 from openprose.ide.lens import RUN_COMMAND
 from openprose.ide.triggers import COMPLETION_TRIGGERS, SIGNATURE_TRIGGERS
-from openprose.lsp import convert, options, run_costs, state_commands, transport
+from openprose.lsp import convert, run_costs, state_commands, transport
 from openprose.lsp.documents import Documents, OpenDocument
 from openprose.lsp.positions import encoding_name
 from openprose.lsp.protocol import ProseProtocol, strict_converter

@@ -1,7 +1,9 @@
 """The language server's command-line options, shared by ``prose-ls`` and ``prose lsp``.
 
-Kept apart from ``server`` (no pygls import) so that ``prose --help`` stays fast, and defined
-once so that the two entry points cannot drift apart.
+Defined once so that the two entry points cannot drift apart, and kept out of both ``lsp``
+and ``cli``: building ``prose``'s command line loads no server code (``prose run`` imports
+nothing of the language server: tests/vm/test_layering.py), and starting ``prose-ls`` loads
+none of the other commands.
 """
 
 from __future__ import annotations
