@@ -16,7 +16,6 @@ reserves for the answer when it is known, priced with the backend's price table.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -30,6 +29,7 @@ from openprose.vm.backends.base import (
     Usage,
 )
 from openprose.vm.backends.chat import ANSWER_MAX_TOKENS, SESSION_MAX_TOKENS
+from openprose.vm.state.bookkeeping import stored_values, values
 
 ACCOUNT = "@account"  # the journal commit name of an entry
 NO_AGENT = ""  # a session with no agent, or a question the VM asks (condition, choice...)
@@ -222,29 +222,21 @@ class Ledger:
 
 def stored_entries(database: Path, run_id: str, prefix: str = "") -> list[Entry] | None:
     """The entries a run wrote to its journal (a SQLite file); None when it has none."""
-    if not database.is_file():
-        return None
-    connection = sqlite3.connect(database, timeout=10)
-    try:
-        return entries_from(connection.cursor(), f"{prefix}journal_commits", run_id)
-    except sqlite3.Error:
-        return None
-    finally:
-        connection.close()
+    found = stored_values(database, run_id, f"{ACCOUNT}:%", prefix)
+    return None if found is None else _entries(found)
 
 
 def entries_from(cursor: Any, table: str, run_id: str, placeholder: str = "?") -> list[Entry]:
     """The entries of ``run_id`` in a journal's commits ``table``, through a DB-API cursor
     (``placeholder``: ``?`` for sqlite3, ``%s`` for psycopg)."""
-    cursor.execute(
-        f"SELECT value_hash FROM {table} WHERE run_id = {placeholder} AND name LIKE "
-        f"{placeholder} ORDER BY recorded_at",
-        (run_id, f"{ACCOUNT}:%"),
-    )
+    return _entries(values(cursor, table, run_id, f"{ACCOUNT}:%", placeholder))
+
+
+def _entries(found: list[dict[str, Any]]) -> list[Entry]:
     entries = []
-    for (value,) in cursor.fetchall():
+    for data in found:
         try:
-            entries.append(Entry.from_json(json.loads(value)))
+            entries.append(Entry.from_json(data))
         except (ValueError, TypeError):
             continue  # a row this version cannot read: left out of the breakdown
     return entries

@@ -11,10 +11,11 @@ and the editor (hover, inlay hints) can show the last run's budgets without re-r
 from __future__ import annotations
 
 import json
-import sqlite3
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from openprose.vm.state.bookkeeping import stored_values, values
 
 CONTEXT = "@context"  # the journal commit name of a budget: "@context:session"
 LAYERS = ("system", "memory", "history", "context", "prompt", "reserve")
@@ -105,15 +106,8 @@ def record(budget: SessionBudget, journal: Any | None) -> None:
 
 def stored_budgets(database: Path, run_id: str, prefix: str = "") -> list[SessionBudget] | None:
     """The budgets a run wrote to its journal (a SQLite file); None when it has none."""
-    if not database.is_file():
-        return None
-    connection = sqlite3.connect(database, timeout=10)
-    try:
-        return budgets_from(connection.cursor(), f"{prefix}journal_commits", run_id)
-    except sqlite3.Error:
-        return None
-    finally:
-        connection.close()
+    found = stored_values(database, run_id, f"{CONTEXT}:session", prefix)
+    return None if found is None else _budgets(found)
 
 
 def budgets_from(
@@ -121,15 +115,14 @@ def budgets_from(
 ) -> list[SessionBudget]:
     """The budgets of ``run_id`` in a journal's commits ``table``, through a DB-API cursor
     (``placeholder``: ``?`` for sqlite3, ``%s`` for psycopg), in the order written."""
-    cursor.execute(
-        f"SELECT value_hash FROM {table} WHERE run_id = {placeholder} AND name = "
-        f"{placeholder} ORDER BY recorded_at",
-        (run_id, f"{CONTEXT}:session"),
-    )
+    return _budgets(values(cursor, table, run_id, f"{CONTEXT}:session", placeholder))
+
+
+def _budgets(found: list[dict[str, Any]]) -> list[SessionBudget]:
     budgets = []
-    for (value,) in cursor.fetchall():
+    for data in found:
         try:
-            budgets.append(SessionBudget.from_json(json.loads(value)))
+            budgets.append(SessionBudget.from_json(data))
         except (ValueError, TypeError):
             continue  # a row this version cannot read: left out
     return budgets
