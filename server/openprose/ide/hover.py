@@ -24,16 +24,8 @@ from typing import Any
 from openprose.analysis.model import Kind, Symbol, import_alias
 from openprose.ide import docs
 from openprose.ide.analysis import Analysis, node_range
-from openprose.ide.navigation import (
-    Found,
-    Occurrence,
-    Port,
-    analysis_of_file,
-    find,
-    imported_program,
-    index_of,
-    program_of,
-)
+from openprose.ide.names import Found, Occurrence, Port, find, index_of, program_of
+from openprose.ide.ports import analysis_of_file, imported_program
 from openprose.ide.types import Hover, Pos, Range
 from openprose.syntax import tree as t
 

@@ -134,7 +134,7 @@ def hover_section(
 
 
 def _agent_name(analysis: Analysis, position: Pos) -> str | None:
-    from openprose.ide.navigation import find
+    from openprose.ide.names import find
 
     found = find(analysis, position)
     occurrence = found.occurrence if found is not None else None

@@ -482,7 +482,7 @@ def hover(ls: ProseLanguageServer, params: types.HoverParams) -> types.Hover | N
 @server.feature(types.TEXT_DOCUMENT_DEFINITION)
 @safe(list)
 def definition(ls: ProseLanguageServer, params: types.DefinitionParams) -> list[types.Location]:
-    from openprose.ide.navigation import definition as find
+    from openprose.ide.definition import definition as find
 
     doc = _document(ls, params.text_document.uri)
     if doc is None:
@@ -495,7 +495,7 @@ def definition(ls: ProseLanguageServer, params: types.DefinitionParams) -> list[
 @server.feature(types.TEXT_DOCUMENT_REFERENCES)
 @safe(list)
 def references(ls: ProseLanguageServer, params: types.ReferenceParams) -> list[types.Location]:
-    from openprose.ide.navigation import references as find
+    from openprose.ide.references import references as find
 
     doc = _document(ls, params.text_document.uri)
     if doc is None:
@@ -512,7 +512,7 @@ def references(ls: ProseLanguageServer, params: types.ReferenceParams) -> list[t
 def document_highlight(
     ls: ProseLanguageServer, params: types.DocumentHighlightParams
 ) -> list[types.DocumentHighlight]:
-    from openprose.ide.navigation import highlights
+    from openprose.ide.highlights import highlights
 
     doc = _document(ls, params.text_document.uri)
     if doc is None:
@@ -528,7 +528,7 @@ def document_highlight(
 def prepare_rename(
     ls: ProseLanguageServer, params: types.PrepareRenameParams
 ) -> types.PrepareRenamePlaceholder | None:
-    from openprose.ide.navigation import prepare_rename as prepare
+    from openprose.ide.rename import prepare_rename as prepare
     from openprose.ide.types import RenameError
 
     doc = _document(ls, params.text_document.uri)
@@ -558,7 +558,7 @@ class _UserError(JsonRpcException):
 
 @server.feature(types.TEXT_DOCUMENT_RENAME)
 def rename(ls: ProseLanguageServer, params: types.RenameParams) -> types.WorkspaceEdit | None:
-    from openprose.ide.navigation import rename as do_rename
+    from openprose.ide.rename import rename as do_rename
     from openprose.ide.types import RenameError
 
     doc = _document(ls, params.text_document.uri)
