@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from openprose.syntax import tree as t
-from openprose.syntax.parser import STATEMENTS, Parser, gc_paused, parse
+from openprose.syntax.parser import BlockKind, Parser, gc_paused, parse
 from openprose.syntax.tokenizer import ScanLimitReached, count_newlines
 
 _LINE_BREAK = re.compile(r"\r\n|\n|\r")
@@ -245,7 +245,7 @@ class Document:
 
         parser.stop_at = stop_at
         try:
-            new_items = parser.parse_items(STATEMENTS, parent_indent, block_indent)
+            new_items = parser.parse_items(BlockKind.STATEMENTS, parent_indent, block_indent)
         except ScanLimitReached:
             attempt.over_limit = True
             return None
