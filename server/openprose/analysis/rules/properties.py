@@ -1,8 +1,8 @@
-"""Properties of agents, sessions and ``resume:``, and persistent agents' memory.
+"""Properties of agents, sessions and ``resume:``.
 
 Spec sections: Agent Definitions (properties, persist, skills, permissions), Session
-Statement (prompts, duplicate properties), Resume Statement (persistent agents and their
-memory), Error Handling (``retry:`` and ``backoff:``).
+Statement (prompts, duplicate properties), Resume Statement (a persistent agent to resume;
+whether it has memory yet is ``agent_memory``), Error Handling (``retry:`` and ``backoff:``).
 
 Word-valued properties (``model``, ``backoff``, ``bash``...) take a bare word; a string
 holding the same word (``backoff: "linear"``) is accepted too, as the official examples
@@ -13,11 +13,10 @@ there is a path.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from openprose.analysis.context import Context
+from openprose.analysis.rules.agent_memory import persistence
 from openprose.syntax import tree as t
 
 MODELS = ("sonnet", "opus", "haiku")
@@ -33,9 +32,6 @@ SESSION_PROPERTIES = ("model", "prompt", "context", "retry", "backoff")
 MAX_PROMPT = 10_000
 HIGH_RETRY = 10
 
-# Constructs whose body runs more than once.
-_LOOPS = (t.Repeat, t.ForEach, t.Loop, t.PipeStage)
-
 
 def check(ctx: Context) -> None:
     for node in ctx.nodes(t.AgentDefinition, t.Session, t.Resume):
@@ -45,9 +41,6 @@ def check(ctx: Context) -> None:
             _session(ctx, node)
             if isinstance(node, t.Resume):
                 _resume_needs_persist(ctx, node)
-    # Memory only matters for persistent agents: most programs have none.
-    if any(a.get_property("persist") is not None for a in ctx.nodes(t.AgentDefinition)):
-        _memory(ctx)
 
 
 def _value(prop: t.Property) -> Any:
@@ -368,7 +361,7 @@ def _resume_needs_persist(ctx: Context, node: t.Resume) -> None:
     if leaf is None:
         return
     agent = ctx.model.agent(leaf.value)
-    if agent is None or _persistence(agent) is not None:
+    if agent is None or persistence(agent) is not None:
         return  # an undefined agent is E007, reported by the names rules
     ctx.report(
         "E017",
@@ -401,293 +394,3 @@ def _retry(ctx: Context, prop: t.Property) -> None:
 
 def _backoff(ctx: Context, prop: t.Property) -> None:
     _one_word_of(ctx, prop, BACKOFFS, "E067", "backoff strategy")
-
-
-# --------------------------------------------------------------------------- memory
-
-
-@dataclass(eq=False)
-class _Run:
-    """One execution of a ``session:`` or ``resume:`` in program order; a block's body
-    runs once per ``do`` that invokes it."""
-
-    node: Any
-    order: int
-    key: tuple[int, int]  # (block instance, node id): tells two executions apart
-    chain: list[tuple[tuple[int, int], Any]]  # keyed ancestors, innermost first
-
-
-@dataclass
-class _Persistence:
-    scope: str  # "run" (true), "project", "user", "path"
-    prop: t.Property
-    path: str | None = None
-
-
-# Bounds that keep pathological programs (blocks calling blocks many times) fast: a block
-# runs inline at its first few invocations only, and each statement is judged at its first
-# few executions.
-_MAX_RUNS = 2_000
-_MAX_INLINE = 8
-_MAX_CALLS = 4
-_MAX_JUDGED = 4
-
-
-def _memory(ctx: Context) -> None:
-    """E018 and W011: ``resume:`` needs memory; ``session:`` on an agent that has memory
-    ignores it."""
-    runs = _runs(ctx)
-    by_agent: dict[str, list[_Run]] = {}
-    for run in runs:
-        agent = run.node.agent
-        if agent is not None:
-            by_agent.setdefault(agent.value, []).append(run)
-    reported: set[int] = set()
-    judged: dict[int, int] = {}
-    for name, agent_runs in by_agent.items():
-        agent = ctx.model.agent(name)
-        if agent is None:
-            continue  # E007, reported by the names rules
-        persistence = _persistence(agent)
-        disk = _disk_memory(ctx, name, persistence) if persistence else None
-        for index, run in enumerate(agent_runs):
-            if id(run.node) in reported or judged.get(id(run.node), 0) >= _MAX_JUDGED:
-                continue
-            judged[id(run.node)] = judged.get(id(run.node), 0) + 1
-            # Nearest first: an earlier run just before usually settles it.
-            others = [*reversed(agent_runs[:index]), *agent_runs[index + 1 :]]
-            if persistence is None:
-                continue  # E017 for a `resume:`, reported with the statement
-            if isinstance(run.node, t.Resume):
-                if _no_memory(persistence, disk, run, others):
-                    reported.add(id(run.node))
-                    _report_no_memory(ctx, name, persistence, run)
-            elif _session_ignores_memory(ctx, name, persistence, disk, run, others):
-                reported.add(id(run.node))
-
-
-def _persistence(agent: t.AgentDefinition) -> _Persistence | None:
-    prop = agent.get_property("persist")
-    if prop is None:
-        return None
-    value = _value(prop)
-    if isinstance(value, t.Name | t.Keyword):
-        if value.value == "false":
-            return None
-        scope = {"true": "run", "project": "project", "user": "user"}.get(value.value)
-        return _Persistence(scope or "unknown", prop)
-    if isinstance(value, t.String) and value.is_terminated and value.text.strip():
-        return _Persistence("path", prop, value.text.strip())
-    return _Persistence("unknown", prop)
-
-
-def _disk_memory(ctx: Context, name: str, persistence: _Persistence) -> bool | None:
-    """Whether memory from earlier runs is on disk (None: cannot know)."""
-    root = ctx.project_root
-    if root is None:
-        return None
-    if persistence.scope == "project":
-        location = Path(root) / ".prose" / "agents" / name
-    elif persistence.scope == "path" and persistence.path is not None:
-        raw = persistence.path
-        if "{" in raw or raw.startswith("~"):
-            return None
-        location = Path(root) / raw
-    else:
-        return None
-    try:
-        if location.is_file():
-            return True
-        if location.is_dir():
-            # memory.md, or the agent's segment files (`{name}-001.md`...).
-            return any(p.is_file() and p.suffix == ".md" for p in location.iterdir())
-    except OSError:
-        return None
-    return False
-
-
-def _no_memory(persistence: _Persistence, disk: bool | None, run: _Run, others: list[_Run]) -> bool:
-    if persistence.scope == "run":
-        pass
-    elif persistence.scope in ("project", "path"):
-        if disk is not False:
-            return False  # memory on disk, or cannot tell
-    else:
-        return False  # user scope (outside the project) or an invalid value
-    return not any(_possibly_before(other, run) for other in others)
-
-
-def _report_no_memory(ctx: Context, name: str, persistence: _Persistence, run: _Run) -> None:
-    if persistence.scope == "run":
-        where = "memory with `persist: true` lives only for this run"
-    elif persistence.scope == "project":
-        where = f"no memory file in .prose/agents/{name}/"
-    else:
-        where = f"no memory file in {persistence.path}"
-    ctx.report(
-        "E018",
-        f"no memory exists for agent `{name}` ({where}): use `session: {name}` for the first "
-        "invocation",
-        run.node.agent,
-        related=(("persistence is set here", persistence.prop),),
-    )
-
-
-def _session_ignores_memory(
-    ctx: Context,
-    name: str,
-    persistence: _Persistence,
-    disk: bool | None,
-    run: _Run,
-    others: list[_Run],
-) -> bool:
-    if persistence.scope == "unknown":
-        return False
-    message = (
-        f"agent `{name}` already has memory: `session:` will ignore it; "
-        f"use `resume: {name}` to continue"
-    )
-    if disk:
-        ctx.report(
-            "W011",
-            message + " (memory from earlier runs is on disk)",
-            run.node.agent,
-            related=(("persistence is set here", persistence.prop),),
-        )
-        return True
-    # A `resume:` only continues memory that a `session:` (or an earlier run) created.
-    for other in others:
-        if (
-            isinstance(other.node, t.Session)
-            and other.node is not run.node
-            and _definitely_before(other, run)
-        ):
-            ctx.report(
-                "W011",
-                message,
-                run.node.agent,
-                related=(("memory is created here", other.node.agent),),
-            )
-            return True
-    return False
-
-
-# Program order ----------------------------------------------------------------------
-
-
-def _runs(ctx: Context) -> list[_Run]:
-    """Every session and resume in program order, with ``do`` invocations inlined."""
-    runs: list[_Run] = []
-    instances = [0]
-    invoked: set[int] = set()
-    calls: dict[int, int] = {}
-
-    def visit(
-        root: Any,
-        instance: int,
-        outer: list[tuple[tuple[int, int], Any]],
-        active: tuple[int, ...],
-    ) -> None:
-        # ("visit", node) or ("inline", invocation); a block runs after its arguments.
-        stack: list[tuple[str, Any]] = [("visit", root)]
-        while stack and len(runs) < _MAX_RUNS:
-            action, node = stack.pop()
-            if action == "inline":
-                block = ctx.model.block(node.name.value)
-                if (
-                    block is None
-                    or id(block) in active
-                    or len(active) >= _MAX_INLINE
-                    or calls.get(id(block), 0) >= _MAX_CALLS
-                ):
-                    continue
-                invoked.add(id(block))
-                calls[id(block)] = calls.get(id(block), 0) + 1
-                instances[0] += 1
-                call = _chain(node, instance, outer)
-                call.insert(0, ((instance, id(node)), node))
-                for statement in block.body_statements():
-                    visit(statement, instances[0], call, (*active, id(block)))
-                continue
-            if isinstance(node, t.ErrorNode | t.BlockDefinition):
-                continue
-            if isinstance(node, t.Session | t.Resume):
-                runs.append(
-                    _Run(node, len(runs), (instance, id(node)), _chain(node, instance, outer))
-                )
-            if isinstance(node, t.DoInvocation) and node.name is not None:
-                stack.append(("inline", node))
-            stack.extend(("visit", c) for c in reversed(node.children) if hasattr(c, "children"))
-
-    visit(ctx.module, 0, [], ())
-    # Blocks no `do` reaches still get checked, as if run at the end of the program.
-    blocks = ctx.nodes(t.BlockDefinition)
-    for block in blocks:
-        if id(block) not in invoked:
-            instances[0] += 1
-            outer = _chain(block, 0, [])
-            outer.insert(0, ((0, id(block)), block))
-            for statement in block.body_statements():
-                visit(statement, instances[0], outer, (id(block),))
-    return runs
-
-
-def _chain(
-    node: Any, instance: int, outer: list[tuple[tuple[int, int], Any]]
-) -> list[tuple[tuple[int, int], Any]]:
-    """The keyed ancestors of ``node``, continuing at the call site past a block."""
-    chain: list[tuple[tuple[int, int], Any]] = []
-    current = node.parent
-    while current is not None:
-        if isinstance(current, t.BlockDefinition) and outer:
-            return chain + outer
-        chain.append(((instance, id(current)), current))
-        current = current.parent
-    return chain
-
-
-def _meet(a: _Run, b: _Run) -> tuple[Any, Any, Any, list[Any]] | None:
-    """The closest common ancestor of two runs, the child of it on each side, and it with
-    its ancestors."""
-    positions = {key: i for i, (key, _) in enumerate(a.chain)}
-    for j, (key, node) in enumerate(b.chain):
-        i = positions.get(key)
-        if i is not None:
-            child_a = a.chain[i - 1][0] if i else a.key
-            child_b = b.chain[j - 1][0] if j else b.key
-            return node, child_a, child_b, [n for _, n in b.chain[j:]]
-    return None
-
-
-def _branches(common: Any, child_a: Any, child_b: Any) -> bool:
-    """Whether the two sides sit in different branches of an ``if`` or ``choice``."""
-    if child_a == child_b:
-        return False
-    if isinstance(common, t.IfStatement):
-        return True
-    return isinstance(common, t.Suite) and isinstance(common.parent, t.ChoiceStatement)
-
-
-def _possibly_before(a: _Run, b: _Run) -> bool:
-    """Whether ``a`` may have run when ``b`` starts (a loop runs its body again)."""
-    meet = _meet(a, b)
-    if meet is None:
-        return a.order < b.order
-    common, child_a, child_b, above = meet
-    if any(isinstance(n, _LOOPS) for n in above):
-        return True
-    return a.order < b.order and not _branches(common, child_a, child_b)
-
-
-def _definitely_before(a: _Run, b: _Run) -> bool:
-    """Whether ``a`` runs before ``b`` (not in another branch, not concurrently)."""
-    if a.order >= b.order:
-        return False
-    meet = _meet(a, b)
-    if meet is None:
-        return True
-    common, child_a, child_b, _ = meet
-    if _branches(common, child_a, child_b):
-        return False
-    concurrent = isinstance(common, t.Suite) and isinstance(common.parent, t.Parallel)
-    return not (concurrent and child_a != child_b)

@@ -1,0 +1,149 @@
+"""Program order: which executions of a statement may, or must, happen before another.
+
+A program runs top to bottom, except that a ``do`` runs its block's body where it is
+invoked (once per invocation), a loop runs its body again (so a later statement of the body
+may have run before an earlier one), the branches of an ``if`` or a ``choice`` exclude each
+other, and the branches of a ``parallel`` run concurrently (neither is before the other).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from openprose.analysis.context import Context
+from openprose.syntax import tree as t
+
+# Constructs whose body runs more than once.
+LOOPS = (t.Repeat, t.ForEach, t.Loop, t.PipeStage)
+
+# Bounds that keep pathological programs (blocks calling blocks many times) fast: a block
+# runs inline at its first few invocations only.
+MAX_RUNS = 2_000
+MAX_INLINE = 8
+MAX_CALLS = 4
+
+Key = tuple[int, int]  # (block instance, node id): tells two executions of a node apart
+Chain = list[tuple[Key, Any]]  # keyed ancestors, innermost first
+
+
+@dataclass(eq=False)
+class Run:
+    """One execution of a statement in program order; a block's body runs once per ``do``
+    that invokes it."""
+
+    node: Any
+    order: int
+    key: Key
+    chain: Chain
+
+
+def runs(ctx: Context, kinds: tuple[type, ...]) -> list[Run]:
+    """Every execution of a node of these ``kinds`` in program order, with ``do``
+    invocations inlined."""
+    found: list[Run] = []
+    instances = [0]
+    invoked: set[int] = set()
+    calls: dict[int, int] = {}
+
+    def visit(root: Any, instance: int, outer: Chain, active: tuple[int, ...]) -> None:
+        # ("visit", node) or ("inline", invocation); a block runs after its arguments.
+        stack: list[tuple[str, Any]] = [("visit", root)]
+        while stack and len(found) < MAX_RUNS:
+            action, node = stack.pop()
+            if action == "inline":
+                block = ctx.model.block(node.name.value)
+                if (
+                    block is None
+                    or id(block) in active
+                    or len(active) >= MAX_INLINE
+                    or calls.get(id(block), 0) >= MAX_CALLS
+                ):
+                    continue
+                invoked.add(id(block))
+                calls[id(block)] = calls.get(id(block), 0) + 1
+                instances[0] += 1
+                call = _chain(node, instance, outer)
+                call.insert(0, ((instance, id(node)), node))
+                for statement in block.body_statements():
+                    visit(statement, instances[0], call, (*active, id(block)))
+                continue
+            if isinstance(node, t.ErrorNode | t.BlockDefinition):
+                continue
+            if isinstance(node, kinds):
+                found.append(
+                    Run(node, len(found), (instance, id(node)), _chain(node, instance, outer))
+                )
+            if isinstance(node, t.DoInvocation) and node.name is not None:
+                stack.append(("inline", node))
+            stack.extend(("visit", c) for c in reversed(node.children) if hasattr(c, "children"))
+
+    visit(ctx.module, 0, [], ())
+    # Blocks no `do` reaches still get checked, as if run at the end of the program.
+    for block in ctx.nodes(t.BlockDefinition):
+        if id(block) not in invoked:
+            instances[0] += 1
+            outer = _chain(block, 0, [])
+            outer.insert(0, ((0, id(block)), block))
+            for statement in block.body_statements():
+                visit(statement, instances[0], outer, (id(block),))
+    return found
+
+
+def possibly_before(a: Run, b: Run) -> bool:
+    """Whether ``a`` may have run when ``b`` starts (a loop runs its body again)."""
+    meet = _meet(a, b)
+    if meet is None:
+        return a.order < b.order
+    common, child_a, child_b, above = meet
+    if any(isinstance(n, LOOPS) for n in above):
+        return True
+    return a.order < b.order and not _branches(common, child_a, child_b)
+
+
+def definitely_before(a: Run, b: Run) -> bool:
+    """Whether ``a`` runs before ``b`` (not in another branch, not concurrently)."""
+    if a.order >= b.order:
+        return False
+    meet = _meet(a, b)
+    if meet is None:
+        return True
+    common, child_a, child_b, _ = meet
+    if _branches(common, child_a, child_b):
+        return False
+    concurrent = isinstance(common, t.Suite) and isinstance(common.parent, t.Parallel)
+    return not (concurrent and child_a != child_b)
+
+
+def _chain(node: Any, instance: int, outer: Chain) -> Chain:
+    """The keyed ancestors of ``node``, continuing at the call site past a block."""
+    chain: Chain = []
+    current = node.parent
+    while current is not None:
+        if isinstance(current, t.BlockDefinition) and outer:
+            return chain + outer
+        chain.append(((instance, id(current)), current))
+        current = current.parent
+    return chain
+
+
+def _meet(a: Run, b: Run) -> tuple[Any, Any, Any, list[Any]] | None:
+    """The closest common ancestor of two runs, the child of it on each side, and it with
+    its ancestors."""
+    positions = {key: i for i, (key, _) in enumerate(a.chain)}
+    for j, (key, node) in enumerate(b.chain):
+        i = positions.get(key)
+        if i is not None:
+            child_a = a.chain[i - 1][0] if i else a.key
+            child_b = b.chain[j - 1][0] if j else b.key
+            return node, child_a, child_b, [n for _, n in b.chain[j:]]
+    return None
+
+
+def _branches(common: Any, child_a: Any, child_b: Any) -> bool:
+    """Whether the two sides sit in different branches of an ``if`` or ``choice``."""
+    if child_a == child_b:
+        return False
+    if isinstance(common, t.IfStatement):
+        return True
+    return isinstance(common, t.Suite) and isinstance(common.parent, t.ChoiceStatement)
