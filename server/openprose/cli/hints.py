@@ -70,7 +70,7 @@ def _keywords(analysis: Analysis, diagnostic: Diagnostic) -> list[str]:
     """For a statement that starts with a plain name (``sesion "..."``): the statement
     keywords close to it."""
     from openprose.ide.code_actions import close_names
-    from openprose.ide.completion import _STATEMENT_KEYWORDS
+    from openprose.ide.completion.items import _STATEMENT_KEYWORDS
     from openprose.syntax import tree as t
 
     try:

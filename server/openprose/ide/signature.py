@@ -9,13 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from openprose.ide.analysis import Analysis
-from openprose.ide.completion import (
-    input_descriptions,
-    leading_comment,
-    locate,
-    program_contract,
-    segments,
-)
+from openprose.ide.completion.contracts import input_descriptions, program_contract
+from openprose.ide.completion.cursor import locate, segments
+from openprose.ide.completion.items import leading_comment
 from openprose.ide.types import Pos, SignatureHelp
 from openprose.syntax import tree as t
 
