@@ -70,8 +70,8 @@ def touched(text: str) -> str:
 
 def run(name: str, text: str, only: set[str]) -> None:
     from openprose.format import format_edits, format_module, format_range
-    from openprose.ide import code_actions as actions
     from openprose.ide.analysis import analyze_document
+    from openprose.ide.fixes import registry as actions
     from openprose.ide.folding import folding_ranges
     from openprose.ide.semantic_tokens import semantic_tokens
     from openprose.ide.symbols import document_symbols

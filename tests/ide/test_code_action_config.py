@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from openprose.config import config_from_table
 from openprose.ide import analyze_document
-from openprose.ide.code_actions import code_actions, fix_all
+from openprose.ide.fixes.fix_all import fix_all
+from openprose.ide.fixes.registry import code_actions
 from openprose.ide.types import Range
 
 LOOP = 'loop:\n  session "Keep going"\n'  # W018, a safe fix

@@ -15,7 +15,8 @@ from openprose.diagnostics import Diagnostic
 from openprose.format import TextEdit
 from openprose.ide import analyze_document
 from openprose.ide.analysis import to_pos
-from openprose.ide.code_actions import code_actions, fix_all
+from openprose.ide.fixes.fix_all import fix_all
+from openprose.ide.fixes.registry import code_actions
 from openprose.ide.types import CodeAction, Range
 
 # --------------------------------------------------------------------------- helpers

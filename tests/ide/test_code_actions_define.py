@@ -12,7 +12,7 @@ from test_code_actions import actions_for, apply, fixed, titles
 
 from openprose.checking import check_text
 from openprose.ide import analyze_document
-from openprose.ide.code_actions import fix_all
+from openprose.ide.fixes.fix_all import fix_all
 
 INPUT = "Create input `{}`"
 LET = "Create `let {}` before this statement"

@@ -10,7 +10,7 @@ from test_code_actions import actions_for, apply, fixed, preferred, titles
 
 from openprose.checking import check_text
 from openprose.ide import analyze_document
-from openprose.ide.code_actions import fix_all
+from openprose.ide.fixes.fix_all import fix_all
 
 # --------------------------------------------------------------------------- E074
 

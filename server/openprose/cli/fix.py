@@ -1,6 +1,6 @@
 """``prose check --fix`` and ``--diff``: the language server's safe fixes, from the shell.
 
-The fixes are the ones the editor applies with "fix all" (``ide.code_actions.fix_all``),
+The fixes are the ones the editor applies with "fix all" (``ide.fixes.fix_all``),
 which keeps only fixes whose result it has checked: each fixed diagnostic gone, nothing
 new, every comment kept.  Fixing repeats while a pass still finds something (one fix can
 make another possible), up to a few passes.  A file with syntax errors is left as it is,
@@ -120,7 +120,8 @@ def _one_pass(
 ) -> tuple[str, list[Diagnostic]] | None:
     """The text after one "fix all", and what is left in it; None when nothing was fixed."""
     from openprose.ide.analysis import analyze_document
-    from openprose.ide.code_actions import apply_edits, fix_all
+    from openprose.ide.fixes.edits import apply_edits
+    from openprose.ide.fixes.fix_all import fix_all
 
     if not diagnostics:
         return None

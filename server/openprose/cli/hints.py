@@ -2,7 +2,7 @@
 
 Where the language server has a quick fix putting in a near name (an undefined agent or
 variable, an unknown property or modifier), the hint names the same ones
-(``ide.code_actions.near_names``), so the shell and the editor never disagree.  An
+(``ide.fixes.registry.near_names``), so the shell and the editor never disagree.  An
 undefined block and a misspelt statement keyword have no fix; their hints use the same
 measure of closeness (``close_names``) on the program's blocks and the keywords the
 completion offers at the start of a statement.
@@ -39,7 +39,8 @@ class NearNames:
             return []
         if code not in _FIXED_BY_NAME and code not in (_UNDEFINED_BLOCK, _NOT_A_STATEMENT):
             return []
-        from openprose.ide.code_actions import close_names, near_names
+        from openprose.ide.fixes.did_you_mean import close_names
+        from openprose.ide.fixes.registry import near_names
 
         analysis = self._analyse()
         if code == _UNDEFINED_BLOCK:
@@ -69,8 +70,8 @@ def _word_at(analysis: Analysis, diagnostic: Diagnostic) -> str:
 def _keywords(analysis: Analysis, diagnostic: Diagnostic) -> list[str]:
     """For a statement that starts with a plain name (``sesion "..."``): the statement
     keywords close to it."""
-    from openprose.ide.code_actions import close_names
     from openprose.ide.completion.items import _STATEMENT_KEYWORDS
+    from openprose.ide.fixes.did_you_mean import close_names
     from openprose.syntax import tree as t
 
     try:

@@ -752,7 +752,8 @@ async def range_formatting(
 )
 @safe(list)
 def code_action(ls: ProseLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction]:
-    from openprose.ide.code_actions import code_actions, fix_all
+    from openprose.ide.fixes.fix_all import fix_all
+    from openprose.ide.fixes.registry import code_actions
     from openprose.lsp.large import large_documents
 
     doc = _document(ls, params.text_document.uri)

@@ -11,11 +11,24 @@ from __future__ import annotations
 
 from typing import Any
 
+from openprose.diagnostics import Diagnostic
 from openprose.format import TextEdit
 from openprose.ide.analysis import Analysis
+from openprose.ide.fixes.fixer import Fix, Fixer, quickfix
 from openprose.syntax import tree as t
 
-__all__ = ["move_to_top_level"]
+__all__ = ["move_to_top_level", "nested_agent"]
+
+
+def nested_agent(fixer: Fixer, diagnostic: Diagnostic, leaf: Any) -> list[Fix]:
+    agent = leaf.parent
+    if not isinstance(agent, t.AgentDefinition) or agent.name_leaf is not leaf:
+        return []
+    edits = move_to_top_level(fixer.analysis, agent, fixer.newline)
+    if not edits:
+        return []
+    # Not safe: the sessions that name the agent start using it.
+    return [quickfix(f"Move agent `{agent.name}` to the top level", edits, "W037", True)]
 
 
 def move_to_top_level(analysis: Analysis, agent: t.AgentDefinition, nl: str) -> list[TextEdit]:

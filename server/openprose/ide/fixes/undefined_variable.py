@@ -1,10 +1,11 @@
-"""Quick fixes that define an undefined variable: an ``input`` at the top of the program
-(with its other inputs, else after its imports), or a ``let`` on the line before the
-statement that uses it, at that statement's indentation.
+"""Quick fixes for an undefined variable (E043, E044, E045, E061, and W034 for a prompt's
+placeholder): a "did you mean" when a visible variable's name is close; else define it, with
+an ``input`` at the top of the program (with its other inputs, else after its imports), or a
+``let`` on the line before the statement that uses it, at that statement's indentation.
 
-Neither is offered when defining the name would clash with something the program already
-has under that name (a variable defined elsewhere, an agent, a block, an imported program):
-the use is then misplaced or mistyped, not missing.
+No definition is offered when defining the name would clash with something the program
+already has under that name (a variable defined elsewhere, an agent, a block, an imported
+program): the use is then misplaced or mistyped, not missing.
 """
 
 from __future__ import annotations
@@ -13,16 +14,77 @@ import re
 from typing import Any
 
 from openprose.analysis.model import RESERVED_WORDS, Reference
+from openprose.diagnostics import Diagnostic
 from openprose.format import TextEdit
 from openprose.ide.analysis import Analysis
+from openprose.ide.fixes.edits import text_edit
+from openprose.ide.fixes.fixer import Fix, Fixer, quickfix, suggestions
 from openprose.syntax import tree as t
 
-__all__ = ["define_variable"]
+__all__ = ["define_variable", "undefined_variable"]
 
 _NAME = re.compile(r"[^\W\d][\w-]*")
 # What may stand before a program's inputs (the inputs go after the last of these that
 # are imports or inputs).
 _HEADER = (t.UseStatement, t.ImportStatement, t.InputDeclaration, t.AgentDefinition)
+
+
+def undefined_variable(fixer: Fixer, diagnostic: Diagnostic, leaf: Any) -> list[Fix]:
+    reference = fixer.reference(diagnostic)
+    if reference is None or reference.symbol is not None:
+        return []
+    fixes = _did_you_mean_variable(fixer, diagnostic, reference)
+    # With a close name the use is a typo; a placeholder in a prompt is most often text.
+    if not fixes and diagnostic.code != "W034":
+        for title, edits in define_variable(fixer.analysis, reference, fixer.newline):
+            fixes.append(quickfix(title, edits, diagnostic.code))
+    return fixes
+
+
+def _did_you_mean_variable(fixer: Fixer, diagnostic: Diagnostic, reference: Reference) -> list[Fix]:
+    name = reference.name
+    start, end = reference.start, reference.end
+    if start[0] != end[0]:
+        return []
+    line = fixer.analysis.lines[start[0] - 1]
+    column = line.find(name, start[1], end[1])
+    if column < 0:
+        return []
+    at = (start[0], column)
+    until = (start[0], column + len(name))
+    candidates = _visible(reference)
+    if reference.role == "assignment":
+        candidates = [s for s in candidates if not s.kind.is_constant]
+    names = {s.name for s in candidates}
+    # A `{placeholder}` in a multi-line prompt may well be meant as text: never automatic.
+    sure = diagnostic.code != "W034"
+    return suggestions(
+        diagnostic.code, name, names, lambda other: text_edit(at, until, other), sure
+    )
+
+
+def _visible(reference: Reference) -> list[Any]:
+    """The variables the binder could have found where ``reference`` stands."""
+    in_block = False
+    scope: Any = reference.scope
+    while scope is not None:
+        in_block = in_block or scope.kind == "block"
+        scope = scope.parent
+    found = []
+    scope = reference.scope
+    while scope is not None:
+        for symbol in scope.symbols.values():
+            if not symbol.kind.is_variable:
+                continue
+            if (
+                symbol.exported
+                or symbol.kind.is_scoped
+                or (in_block and scope.kind == "program")
+                or symbol.start < reference.start
+            ):
+                found.append(symbol)
+        scope = scope.parent
+    return found
 
 
 def define_variable(
