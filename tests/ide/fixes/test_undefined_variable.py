@@ -1,5 +1,6 @@
-"""Quick fixes that define an undefined variable with no similar name: an `input` at the
-top of the program, or a `let` on the line before the statement that uses it."""
+"""Quick fixes for an undefined variable: "did you mean" a visible variable, else define it
+with an `input` at the top of the program or a `let` on the line before the statement
+that uses it."""
 
 from __future__ import annotations
 
@@ -8,14 +9,98 @@ import re
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_code_actions import actions_for, apply, fixed, titles
 
 from openprose.checking import check_text
 from openprose.ide import analyze_document
 from openprose.ide.fixes.fix_all import fix_all
+from openprose.ide.fixes.registry import code_actions
+from openprose.ide.types import Range
+from tests.ide.fixes.fixes_support import actions_for, apply, fixed, preferred, titles
+
+
+@pytest.mark.parametrize(
+    ("code", "text", "title", "expected"),
+    [
+        (
+            "E043",
+            'let summary = session "Summarise the thread"\noutput result = sumary\n',
+            "Change to `summary`",
+            "output result = summary\n",
+        ),
+        (
+            "E043",
+            'let tally = session "Count"\ntaly = session "Count again"\n',
+            "Change to `tally`",
+            'tally = session "Count again"\n',
+        ),
+        (
+            "E044",
+            'input topic: "A topic"\nsession "Write a haiku about {topc}"\n',
+            "Change to `topic`",
+            'session "Write a haiku about {topic}"\n',
+        ),
+        (
+            "E045",
+            'let notes = session "Take notes"\nsession "Write minutes"\n  context: nots\n',
+            "Change to `notes`",
+            "  context: notes\n",
+        ),
+        (
+            "E045",
+            'let notes = session "Take notes"\nsession "Write minutes"\n  context: { nots }\n',
+            "Change to `notes`",
+            "  context: { notes }\n",
+        ),
+        (
+            "E061",
+            'let chapters = session "List chapters"\nfor c in chaptrs:\n  session "Sum {c}"\n',
+            "Change to `chapters`",
+            "for c in chapters:\n",
+        ),
+    ],
+)
+def test_undefined_variable_did_you_mean(code: str, text: str, title: str, expected: str) -> None:
+    assert preferred(text, code) == [title]
+    assert expected in fixed(text, code, title)
+
+
+def test_undefined_variable_suggests_only_names_in_scope() -> None:
+    # `draft` is defined after the use, `inner` inside a loop body: neither is visible.
+    text = (
+        "repeat 2:\n"
+        '  let innerr = session "Loop work"\n'
+        'session "Use {drafts} and {inner}"\n'
+        'let draft = session "Draft"\n'
+    )
+    analysis = analyze_document(text)
+    assert [d.code for d in analysis.diagnostics] == ["E044", "E044"]
+    found = code_actions(analysis, Range((0, 0), (10, 0)))
+    assert [a for a in found if a.title.startswith("Change to")] == []
+
+
+def test_assignment_never_suggests_a_constant() -> None:
+    text = "const counter = 1\nlet counted = 2\ncountr = 3\n"
+    assert titles(text, "E043") == ["Change to `counted`"]
+
+
+def test_several_close_names_none_preferred() -> None:
+    text = 'let draft1 = session "A"\nlet draft2 = session "B"\nsession "x"\n  context: draft\n'
+    assert set(titles(text, "E045")) == {"Change to `draft1`", "Change to `draft2`"}
+    assert preferred(text, "E045") == []
+
+
+def test_block_parameter_is_suggested_inside_the_block() -> None:
+    text = 'block review(topic):\n  session "Review {topik}"\ndo review("tests")\n'
+    assert "Change to `topic`" in titles(text, "E044")
+    fixed(text, "E044", "Change to `topic`")
+
 
 INPUT = "Create input `{}`"
+
+
 LET = "Create `let {}` before this statement"
+
+
 UNDEFINED = ("E043", "E044", "E045", "E061")
 
 
@@ -97,8 +182,6 @@ def test_a_placeholder_in_a_multiline_prompt_gets_no_definition() -> None:
     assert [a for a in actions_for(text, "W034") if a.title.startswith("Create")] == []
 
 
-# --------------------------------------------------------------------------- property
-
 _USES = {
     "interpolation": ('session "Write about {missing}"', "E044"),
     "context": ('session "Write"\n{i}  context: missing', "E045"),
@@ -108,6 +191,8 @@ _USES = {
     "context object": ('session "Write"\n{i}  context: { missing }', "E045"),
     "let value": ('let out = session "Use {missing}"', "E044"),
 }
+
+
 _WRAPPERS = {
     "top": ("", ""),
     "block": ("block r(x):\n", "do r(1)\n"),
@@ -118,6 +203,8 @@ _WRAPPERS = {
     "try": ("try:\n", 'catch:\n  session "Report"\n'),
     "pipeline": ('let xs = ["a"]\nlet ys = xs | map:\n', ""),
 }
+
+
 _HEADERS = [
     "",
     "# A program.\n",
