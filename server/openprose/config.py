@@ -40,21 +40,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from openprose.codes import CODES
+from openprose.codes import CODES, SYNTAX_CODES
 from openprose.diagnostics import Diagnostic, Severity
 from openprose.files import DEFAULT_MAX_FILE_SIZE, read_bytes
 
 PROSE_TOML = "prose.toml"
 PYPROJECT_TOML = "pyproject.toml"
 MAX_CONFIG_SIZE = DEFAULT_MAX_FILE_SIZE
-
-# The codes the parser reports: a program with one of these has no reliable tree, so they
-# can be neither ignored nor downgraded (by configuration or by a suppression comment).
-SYNTAX_CODES: frozenset[str] = frozenset(
-    ["E001", "E002", "E003", "E004", "E005", "E020", "E023"]
-    + [f"E{n:03d}" for n in range(29, 43)]
-    + ["E054"]
-)
 
 KEYS = (
     "select",
