@@ -1,7 +1,9 @@
 """Validation rules, one module per area of the language reference.
 
 Every module here exposes ``check(ctx)``; ``all_rules()`` finds them, so adding a rule
-module needs no registration.
+module needs no registration here.  ``openprose.codes`` names, for each code, the module that
+reports it (``Code.checked_by``); tests/analysis/test_rule_registry.py checks every module
+reports exactly the codes it is named for.
 """
 
 from __future__ import annotations
