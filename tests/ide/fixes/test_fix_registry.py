@@ -8,11 +8,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from openprose.checking import check_text
+from openprose.codes import CODES
 from openprose.ide import analyze_document
 from openprose.ide.fixes.fix_all import fix_all
-from openprose.ide.fixes.registry import code_actions
+from openprose.ide.fixes.registry import HANDLERS, code_actions
 from openprose.ide.types import Range
 from tests.ide.fixes.fixes_support import IGNORING, LOOP, MESSY, SELECTING, apply, fixed
+
+
+def test_each_fixed_code_is_known_and_its_provider_is_found_by_name() -> None:
+    # A code's fixes live in ide/fixes/<what it fixes>.py: the provider's own name, or the
+    # name of its family.
+    for code, provider in HANDLERS.items():
+        package, module = provider.__module__.rsplit(".", 1)
+        assert code in CODES
+        assert package == "openprose.ide.fixes"
+        assert module in (provider.__name__, "missing_colon"), (code, provider.__module__)
 
 
 def test_positions_count_code_points() -> None:
