@@ -22,6 +22,7 @@ from openprose.syntax import parse, syntax_diagnostics
 from openprose.syntax import tree as t
 from tests.corpus import location
 from tests.corpus.malformed import SYNTAX_ERRORS
+from tests.support.fragments import FRAGMENTS
 
 CORPUS = location.CORPUS
 
@@ -520,54 +521,6 @@ def test_programs_left_out_of_the_layout_test_still_have_syntax_errors() -> None
 
 
 # ---------------------------------------------------------------- arbitrary text
-
-FRAGMENTS = [
-    '"',
-    '"""',
-    "**",
-    "***",
-    "(",
-    ")",
-    "[",
-    "]",
-    "{",
-    "}",
-    ":",
-    ",",
-    "->",
-    "|",
-    "=",
-    "\n",
-    "\r\n",
-    "\r",
-    "  ",
-    "    ",
-    "\t",
-    "#",
-    "# c",
-    "\\",
-    "\ufeff",
-    "é",
-    "\U0001d11e",
-    "\u00a0",
-    "session",
-    ' "p"',
-    "agent a:",
-    "\n  model: sonnet",
-    "let x = ",
-    "parallel:",
-    "\n  ",
-    "| map:",
-    "do:",
-    "loop until **done** (max: 3):",
-    "try:",
-    "catch as e:",
-    "if **c**:",
-    "else:",
-    "block b(p):",
-    "do b(x)",
-    "x",
-]
 
 texts = st.one_of(
     st.text(max_size=200),

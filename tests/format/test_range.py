@@ -2,52 +2,10 @@
 
 from __future__ import annotations
 
-import itertools
-import re
-
 import pytest
 
 from openprose.format import TextEdit, format_edits, format_range, format_text
-
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\n|\r)|[^\r\n]+$")
-
-
-def line_starts(text: str) -> list[int]:
-    """Offset of each line's first character, plus one past the end (the line after the
-    last one), so an edit may end at ``(line_count, 0)``."""
-    starts = [0]
-    for match in _LINE.finditer(text):
-        if match.end() > match.start():
-            starts.append(match.end())
-    if starts[-1] != len(text):
-        starts.append(len(text))
-    return starts
-
-
-def offset(text: str, starts: list[int], position: tuple[int, int]) -> int:
-    line, character = position
-    assert 0 <= line < len(starts) or (line == len(starts) and character == 0), position
-    base = starts[line] if line < len(starts) else len(text)
-    result = base + character
-    assert result <= len(text), position
-    return result
-
-
-def apply_edits(text: str, edits: list[TextEdit]) -> str:
-    """Apply LSP-style edits (0-based line/character ranges, code points) to ``text``.
-    Like a client, the edits refer to the original text and must not overlap."""
-    starts = line_starts(text)
-    spans = sorted(
-        ((offset(text, starts, e.start), offset(text, starts, e.end), e.text) for e in edits),
-        key=lambda span: (span[0], span[1]),
-    )
-    for (_, end, _), (start, _, _) in itertools.pairwise(spans):
-        assert end <= start, "overlapping edits"
-    for start, end, new in reversed(spans):
-        assert start <= end
-        text = text[:start] + new + text[end:]
-    return text
-
+from tests.support.edits import apply_edits
 
 # Three top-level statements, each badly laid out.
 FIRST = 'agent  writer :\n    model:sonnet\n    prompt :"Write"\n'

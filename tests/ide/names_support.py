@@ -1,15 +1,15 @@
 """What the tests of the name features share: programs with a `‸` cursor, ranges of a needle,
-edits applied to a text, and a caller and the program it imports."""
+and a caller and the program it imports."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from openprose.format import TextEdit
 from openprose.ide import analyze_document
 from openprose.ide.analysis import Analysis
 from openprose.ide.rename import rename
 from openprose.ide.types import Range, RenameError
+from tests.support.edits import apply_edits
 
 CARET = "‸"
 
@@ -38,22 +38,12 @@ def spot(text: str, needle: str, nth: int = 0, skip: int = 0) -> Range:
     return Range((line, column), (line, column + len(needle) - skip))
 
 
-def apply(text: str, edits: list[TextEdit]) -> str:
-    lines = text.split("\n")
-    for edit in sorted(edits, key=lambda e: e.start, reverse=True):
-        (l1, c1), (l2, c2) = edit.start, edit.end
-        head = lines[l1][:c1]
-        tail = lines[l2][c2:]
-        lines[l1 : l2 + 1] = (head + edit.text + tail).split("\n")
-    return "\n".join(lines)
-
-
 def renamed(source: str, new_name: str, path: Path | None = None) -> str:
     analysis, position = load(source, path)
     result = rename(analysis, position, new_name)
     assert not isinstance(result, RenameError), result
     assert set(result) == {None}
-    return apply(analysis.text, result[None])
+    return apply_edits(analysis.text, result[None])
 
 
 def refused(source: str, new_name: str = "fresh", path: Path | None = None) -> str:

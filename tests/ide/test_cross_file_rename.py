@@ -15,11 +15,11 @@ from tests.fifos import finishes
 from tests.ide.names_support import (
     CALLER,
     LIBRARY,
-    apply,
     at_word,
     renamed,
     write,
 )
+from tests.support.edits import apply_edits
 
 
 @pytest.fixture(autouse=True)
@@ -39,8 +39,8 @@ def test_rename_a_keyword_argument_renames_the_imported_input(project: Path) -> 
     assert not isinstance(result, RenameError), result
     library = str((project.parent / "lib.prose").resolve())
     assert set(result) == {None, library}
-    assert apply(CALLER, result[None]) == CALLER.replace("topic:", "subject:")
-    assert apply(LIBRARY, result[library]) == LIBRARY.replace("topic", "subject")
+    assert apply_edits(CALLER, result[None]) == CALLER.replace("topic:", "subject:")
+    assert apply_edits(LIBRARY, result[library]) == LIBRARY.replace("topic", "subject")
 
 
 def test_rename_an_output_from_the_caller(project: Path) -> None:
@@ -48,8 +48,8 @@ def test_rename_an_output_from_the_caller(project: Path) -> None:
     result = rename(analysis, at_word(CALLER, "findings", 1), "summary")
     assert not isinstance(result, RenameError), result
     library = str((project.parent / "lib.prose").resolve())
-    assert apply(LIBRARY, result[library]) == LIBRARY.replace("findings", "summary")
-    assert apply(CALLER, result[None]) == CALLER.replace("findings", "summary")
+    assert apply_edits(LIBRARY, result[library]) == LIBRARY.replace("findings", "summary")
+    assert apply_edits(CALLER, result[None]) == CALLER.replace("findings", "summary")
     # From the destructured name, the same edits.
     again = rename(analysis, at_word(CALLER, "findings", 3), "summary")
     assert again == result
@@ -80,10 +80,10 @@ def test_renaming_an_input_in_the_imported_program_renames_it_in_its_callers(
     result = rename(analysis, at_word(LIBRARY, "topic"), "subject", importers)
     assert not isinstance(result, RenameError), result
     assert set(result) == {None, str(caller), str(other)}
-    assert apply(LIBRARY, result[None]) == LIBRARY.replace("topic", "subject")
-    assert apply(CALLER, result[str(caller)]) == CALLER.replace("topic:", "subject:")
+    assert apply_edits(LIBRARY, result[None]) == LIBRARY.replace("topic", "subject")
+    assert apply_edits(CALLER, result[str(caller)]) == CALLER.replace("topic:", "subject:")
     assert (
-        apply(other.read_text(), result[str(other)])
+        apply_edits(other.read_text(), result[str(other)])
         == 'use "../lib" as l\nlet r = l(subject: "a")\n'
     )
     # Without the workspace's files, only this document changes.
@@ -113,7 +113,7 @@ def test_renaming_an_output_in_the_imported_program_renames_its_uses_in_callers(
     analysis = analyze_document(LIBRARY, path=library)
     result = rename(analysis, at_word(LIBRARY, "findings"), "summary", [caller])
     assert not isinstance(result, RenameError), result
-    assert apply(CALLER, result[str(caller)]) == CALLER.replace("findings", "summary")
+    assert apply_edits(CALLER, result[str(caller)]) == CALLER.replace("findings", "summary")
 
 
 def test_renaming_in_the_imported_program_refuses_a_collision_in_a_caller(

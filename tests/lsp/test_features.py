@@ -10,6 +10,8 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+from tests.support.edits import apply_edits, from_lsp
+
 Session = Any  # the conftest's Session: a live client plus position helpers
 ASTRAL = "\U0001d11e"  # two UTF-16 code units, four UTF-8 bytes
 
@@ -29,32 +31,6 @@ PROGRAM = (
     'session "Summarise {notes}"\n'  # 10
     "  context: notes\n"  # 11
 )
-
-
-def apply(text: str, edits: list[types.TextEdit], session: Session) -> str:
-    """Apply LSP edits (in the session's encoding) to ``text``."""
-    lines = text.split("\n")
-
-    def offset(position: types.Position) -> int:
-        line = lines[position.line] if position.line < len(lines) else ""
-        column = 0
-        count = 0
-        while column < len(line) and count < position.character:
-            count += (
-                len(line[column].encode("utf-8"))
-                if session.encoding == "utf-8"
-                else (2 if ord(line[column]) > 0xFFFF else 1)
-            )
-            column += 1
-        return sum(len(x) + 1 for x in lines[: position.line]) + column
-
-    for edit in sorted(
-        edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True
-    ):
-        start, end = offset(edit.range.start), offset(edit.range.end)
-        text = text[:start] + edit.new_text + text[end:]
-        lines = text.split("\n")
-    return text
 
 
 # ---------------------------------------------------------------- sync and diagnostics
@@ -218,7 +194,7 @@ async def test_rename_a_variable_everywhere(session: Session) -> None:
         types.RenameParams(text_document=session.doc(uri), position=where, new_name="jottings")
     )
     assert edit is not None and edit.changes is not None
-    renamed = apply(PROGRAM, edit.changes[uri], session)
+    renamed = apply_edits(PROGRAM, from_lsp(PROGRAM, edit.changes[uri], session.encoding))
     assert renamed.count("jottings") == 4  # definition, argument, interpolation, context
     assert renamed.count("notes") == 1  # only the prompt text "Collect notes" keeps the word
 
@@ -314,7 +290,10 @@ async def test_document_and_range_formatting(session: Session) -> None:
         )
     )
     assert edits is not None
-    assert apply(text, list(edits), session) == "agent writer:\n  model: sonnet\nsession: writer\n"
+    assert (
+        apply_edits(text, from_lsp(text, list(edits), session.encoding))
+        == "agent writer:\n  model: sonnet\nsession: writer\n"
+    )
     ranged = await session.client.text_document_range_formatting_async(
         types.DocumentRangeFormattingParams(
             text_document=session.doc(uri),
@@ -326,7 +305,8 @@ async def test_document_and_range_formatting(session: Session) -> None:
     )
     assert ranged is not None
     assert (
-        apply(text, list(ranged), session) == "agent  writer :\n    model:sonnet\nsession: writer\n"
+        apply_edits(text, from_lsp(text, list(ranged), session.encoding))
+        == "agent  writer :\n    model:sonnet\nsession: writer\n"
     )
 
 

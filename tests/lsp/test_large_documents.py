@@ -14,6 +14,7 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from openprose.format import format_text
+from tests.support.edits import apply_edits, from_lsp
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 LIMIT = 2000  # characters, set through the initialization options
@@ -60,15 +61,6 @@ def open_document(client: LanguageClient, uri: str, text: str) -> None:
     )
 
 
-def apply(text: str, edits: list[types.TextEdit]) -> str:
-    """Whole-line edits (the formatter's) on a text without astral characters."""
-    lines = text.splitlines(keepends=True)
-    for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character))[::-1]:
-        assert edit.range.start.character == edit.range.end.character == 0
-        lines[edit.range.start.line : edit.range.end.line] = [edit.new_text]
-    return "".join(lines)
-
-
 async def test_a_hover_is_answered_while_a_large_document_is_formatted(
     client: LanguageClient,
 ) -> None:
@@ -98,7 +90,7 @@ async def test_a_hover_is_answered_while_a_large_document_is_formatted(
     found = await asyncio.wait_for(hover, 10)
     assert order == ["hover", "formatting"]
     assert found is not None and "writer" in str(found.contents)
-    assert apply(LARGE, list(edits or [])) == format_text(LARGE).text
+    assert apply_edits(LARGE, from_lsp(LARGE, edits or [], "utf-16")) == format_text(LARGE).text
 
 
 async def test_formatting_of_a_text_changed_meanwhile_is_dropped(client: LanguageClient) -> None:
@@ -170,7 +162,8 @@ async def test_above_the_limit_formatting_and_code_actions_answer_nothing_and_sa
             text_document=types.TextDocumentIdentifier(uri=small), options=OPTIONS
         )
     )
-    assert apply("agent  a:\n    model: sonnet\n" + FIXABLE, list(edits or [])) == (
+    before = "agent  a:\n    model: sonnet\n" + FIXABLE
+    assert apply_edits(before, from_lsp(before, edits or [], "utf-16")) == (
         "agent a:\n  model: sonnet\n" + FIXABLE
     )
     assert len(await code_actions(client, small, 3)) == 2  # the quick fix and fix all

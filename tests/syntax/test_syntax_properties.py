@@ -7,65 +7,7 @@ from hypothesis import strategies as st
 
 from openprose.syntax import Document, parse, syntax_diagnostics
 from openprose.syntax.debug import check_parents, signature
-
-# Fragments that stress the tokenizer and the block structure: quotes, triple quotes,
-# discretion markers, brackets, colons, line breaks of every kind, indentation, tabs,
-# clause keywords and non-ASCII (including a character outside the BMP).
-FRAGMENTS = [
-    '"',
-    '"""',
-    "**",
-    "***",
-    "(",
-    ")",
-    "[",
-    "]",
-    "{",
-    "}",
-    ":",
-    ",",
-    "->",
-    "|",
-    "=",
-    "\n",
-    "\r\n",
-    "\r",
-    "  ",
-    "    ",
-    "\t",
-    "#",
-    "\\",
-    "{name}",
-    "else:",
-    "elif **c**:",
-    "catch:",
-    "finally:",
-    'option "x":',
-    "é",
-    "\U0001d11e",
-    "\u00a0",
-    "session",
-    ' "p"',
-    "agent a:",
-    "\n  model: sonnet",
-    "let x = ",
-    "parallel:",
-    "\n  ",
-    "| map:",
-    "do:",
-    "loop until **done** (max: 3):",
-    "try:",
-    "if **c**:",
-    "block b(p):",
-    "x",
-    "1",
-    # Header expressions that take the lines below them: a block inside brackets, a
-    # session continued by `->` (their errors are reported at the end of the block).
-    "parallel(loop)",
-    "for x in session",
-    "if not do:",
-    "->a",
-]
+from tests.support.fragments import FRAGMENTS, TOKENS
 
 SAMPLE = """\
 agent writer:
@@ -192,7 +134,7 @@ def documents_under_a_header(draw: st.DrawFn) -> tuple[str, list[Edit]]:
         line = draw(st.integers(1, len(body) + 1))
         column = draw(st.integers(0, len(indent) + 4))
         end = (line, column + draw(st.integers(0, 2)))
-        pieces = draw(st.lists(st.sampled_from([*FRAGMENTS[:25], *BODY_LINES]), max_size=2))
+        pieces = draw(st.lists(st.sampled_from([*TOKENS, *BODY_LINES]), max_size=2))
         edits.append(((line, column), end, "".join(pieces)))
     return text, edits
 

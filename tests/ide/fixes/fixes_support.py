@@ -1,45 +1,18 @@
-"""What the quick fix tests share: the actions offered at a diagnostic, an edit-application
-oracle, the check that a fix removes its diagnostic and brings no new error, and the
-programs several modules fix."""
+"""What the quick fix tests share: the actions offered at a diagnostic, the check that a fix
+removes its diagnostic and brings no new error, and the programs several modules fix."""
 
 from __future__ import annotations
 
 from collections import Counter
-from itertools import pairwise
 
 from openprose.checking import check_text
 from openprose.config import config_from_table
 from openprose.diagnostics import Diagnostic
-from openprose.format import TextEdit
 from openprose.ide import analyze_document
 from openprose.ide.analysis import to_pos
 from openprose.ide.fixes.registry import code_actions
 from openprose.ide.types import CodeAction, Range
-
-
-def apply(text: str, edits: tuple[TextEdit, ...] | list[TextEdit]) -> str:
-    """Apply non-overlapping edits given in any order (positions: 0-based line and
-    character in code points; a line ends at \\n, \\r\\n or \\r)."""
-    lines = text.splitlines(keepends=True)
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line))
-
-    def offset(position: tuple[int, int]) -> int:
-        line, character = position
-        if line >= len(lines):
-            return len(text)
-        content = lines[line].rstrip("\r\n")
-        assert character <= len(content), (position, content)
-        return starts[line] + character
-
-    spans = sorted(((offset(e.start), offset(e.end), e.text) for e in edits), reverse=True)
-    for (start, end, _), (next_start, _, _) in pairwise(spans):
-        assert next_start <= start, "edits overlap"
-        assert end >= start
-    for start, end, new in spans:
-        text = text[:start] + new + text[end:]
-    return text
+from tests.support.edits import apply_edits
 
 
 def diagnostic(text: str, code: str, index: int = 0) -> Diagnostic:
@@ -67,7 +40,7 @@ def fixed(text: str, code: str, title: str, index: int = 0) -> str:
     action = chosen[0]
     assert action.kind == "quickfix"
     assert action.diagnostic_codes == (code,)
-    result = apply(text, action.edits)
+    result = apply_edits(text, action.edits)
     assert_fixed(text, result, [code])
     return result
 

@@ -7,7 +7,8 @@ from itertools import pairwise
 from openprose.checking import check_text
 from openprose.ide import analyze_document
 from openprose.ide.fixes.fix_all import fix_all
-from tests.ide.fixes.fixes_support import IGNORING, LOOP, MESSY, SELECTING, apply
+from tests.ide.fixes.fixes_support import IGNORING, LOOP, MESSY, SELECTING
+from tests.support.edits import apply_edits
 
 
 def test_fix_all_applies_every_safe_fix() -> None:
@@ -17,7 +18,7 @@ def test_fix_all_applies_every_safe_fix() -> None:
     action = found[0]
     assert action.kind == "source.fixAll"
     assert set(action.diagnostic_codes) == {"E007", "E008", "E044", "E045", "E048", "W005", "W018"}
-    result = apply(MESSY, action.edits)
+    result = apply_edits(MESSY, action.edits)
     remaining = check_text(result)
     # Only the model nothing is close to is left (that one needs a person to choose).
     assert [d.code for d in remaining] == ["E008"]
@@ -35,7 +36,7 @@ def test_fix_all_edits_do_not_overlap_and_come_sorted() -> None:
     for first, second in pairwise(edits):
         assert first.end <= second.start
     assert len([e for e in edits if e.text == "let"]) == 1  # both E048 fixed by one edit
-    assert not check_text(apply(text, edits))
+    assert not check_text(apply_edits(text, edits))
 
 
 def test_fix_all_leaves_out_fixes_that_bring_problems() -> None:
@@ -46,7 +47,7 @@ def test_fix_all_leaves_out_fixes_that_bring_problems() -> None:
     text = 'session "x"\n  retyr: 2\n  retri: 3\n'
     (action,) = fix_all(analyze_document(text))
     assert action.title == "Fix 1 problem that can be fixed safely"
-    result = apply(text, action.edits)
+    result = apply_edits(text, action.edits)
     assert [d.code for d in check_text(result)] == ["W005"]
 
 

@@ -13,7 +13,8 @@ from openprose.ide import analyze_document
 from openprose.ide.fixes.fix_all import fix_all
 from openprose.ide.fixes.registry import HANDLERS, code_actions
 from openprose.ide.types import Range
-from tests.ide.fixes.fixes_support import IGNORING, LOOP, MESSY, SELECTING, apply, fixed
+from tests.ide.fixes.fixes_support import IGNORING, LOOP, MESSY, SELECTING, fixed
+from tests.support.edits import apply_edits
 
 
 def test_each_fixed_code_is_known_and_its_provider_is_found_by_name() -> None:
@@ -68,7 +69,7 @@ GARBAGE = [
 def test_no_crash_on_garbage(text: str) -> None:
     analysis = analyze_document(text)
     for action in code_actions(analysis, Range((0, 0), (100, 0))) + fix_all(analysis):
-        apply(text, action.edits)
+        apply_edits(text, action.edits)
 
 
 _WORDS = st.sampled_from(
@@ -101,7 +102,7 @@ _WORDS = st.sampled_from(
 def test_no_crash_on_generated_programs(text: str) -> None:
     analysis = analyze_document(text)
     for action in code_actions(analysis, Range((0, 0), (100, 0))) + fix_all(analysis):
-        apply(text, action.edits)
+        apply_edits(text, action.edits)
 
 
 def test_an_ignored_code_gets_no_quick_fix() -> None:

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from openprose.checking import check_text
 from openprose.ide import analyze_document
 from openprose.ide.fixes.fix_all import fix_all
-from tests.ide.fixes.fixes_support import actions_for, apply, fixed, preferred
+from tests.ide.fixes.fixes_support import actions_for, fixed, preferred
+from tests.support.edits import apply_edits
 
 
 @pytest.mark.parametrize(
@@ -37,7 +38,10 @@ def test_add_the_colon(text: str, expected: str) -> None:
 def test_fix_all_adds_the_colon() -> None:
     text = 'session\n  prompt: "A"\nlet b = session\n  prompt: "B"\n'
     (action,) = fix_all(analyze_document(text))
-    assert apply(text, action.edits) == 'session:\n  prompt: "A"\nlet b = session:\n  prompt: "B"\n'
+    assert (
+        apply_edits(text, action.edits)
+        == 'session:\n  prompt: "A"\nlet b = session:\n  prompt: "B"\n'
+    )
 
 
 MEMORY = "agent c:\n  persist: true\n  model: opus\nsession: c\n"
@@ -54,11 +58,11 @@ def test_agent_name_without_colon_gets_it(text: str, code: str, expected: str) -
     assert [d.code for d in check_text(text)].count("E031") == 1  # the block, before
     title = f"Change to `{expected.rstrip()}`"
     assert preferred(text, code) == [title]
-    result = apply(text, actions_for(text, code)[0].edits)
+    result = apply_edits(text, actions_for(text, code)[0].edits)
     assert expected in result
     assert check_text(result) == []
     (action,) = fix_all(analyze_document(text))  # safe: the agent exists
-    assert apply(text, action.edits) == result
+    assert apply_edits(text, action.edits) == result
 
 
 def test_colon_for_an_unknown_agent_is_offered_but_not_automatic() -> None:

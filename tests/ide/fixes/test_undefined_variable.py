@@ -15,7 +15,8 @@ from openprose.ide import analyze_document
 from openprose.ide.fixes.fix_all import fix_all
 from openprose.ide.fixes.registry import code_actions
 from openprose.ide.types import Range
-from tests.ide.fixes.fixes_support import actions_for, apply, fixed, preferred, titles
+from tests.ide.fixes.fixes_support import actions_for, fixed, preferred, titles
+from tests.support.edits import apply_edits
 
 
 @pytest.mark.parametrize(
@@ -240,7 +241,7 @@ def test_each_definition_resolves_the_name_and_brings_no_error(
     offered = [a for a in actions_for(text, code) if a.title.startswith("Create")]
     assert [a.title for a in offered] == [INPUT.format("missing"), LET.format("missing")]
     for action in offered:
-        result = apply(text, action.edits)
+        result = apply_edits(text, action.edits)
         after = check_text(result)
         assert not [d for d in after if d.code in UNDEFINED and "missing" in d.message], result
         new = {d.code for d in after if d.is_error} - {d.code for d in before if d.is_error}

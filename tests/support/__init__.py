@@ -1,0 +1,5 @@
+"""What the test folders share: one cursor marker (`cursor`), one edit-application oracle
+(`edits`), one list of source fragments for property tests (`fragments`).
+
+Imported as `tests.support.<module>`: the suite runs under `--import-mode=importlib`, where a
+test folder is not put on `sys.path`, so helpers are reached from the repository root."""
