@@ -312,11 +312,13 @@ class ProseNode(_parso.BaseNode):
         nxt = self._after(leaf)
         return nxt if isinstance(nxt, Name) else None
 
-    def _expression_after(self, leaf: Any) -> Any:
+    def _expression_after(self, leaf: Any) -> Expression | None:
         nxt = self._after(leaf)
-        if nxt is None or isinstance(nxt, Newline | Suite | PropertyBlock | _parso.ErrorNode):
-            return None
-        return nxt
+        # A recovered header can hold its `:` where the value is missing (`for x in :`); an
+        # ErrorNode there is junk, not a value.
+        if isinstance(nxt, Expression) and not isinstance(nxt, _parso.ErrorNode):
+            return nxt
+        return None
 
 
 class ErrorNode(_parso.ErrorNode):
@@ -349,16 +351,17 @@ class ErrorBlock(ErrorNode):
     __slots__ = ()
     type = "error_block"
 
-    def statements(self) -> list[Any]:
-        return [c for c in self.children if not isinstance(c, _parso.Leaf)]
+    def statements(self) -> list[Statement | Property]:
+        # Indented `name: value` lines under no open block are kept as properties here.
+        return [c for c in self.children if isinstance(c, Statement | Property)]
 
 
 class Module(ProseNode):
     __slots__ = ()
     type = "module"
 
-    def statements(self) -> list[Any]:
-        return self.children[:-1]
+    def statements(self) -> list[Statement]:
+        return [c for c in self.children if isinstance(c, Statement)]
 
     @property
     def end_marker(self) -> EndMarker:
@@ -373,8 +376,8 @@ class Suite(ProseNode):
     __slots__ = ()
     type = "suite"
 
-    def statements(self) -> list[Any]:
-        return self.children[1:]
+    def statements(self) -> list[Statement]:
+        return [c for c in self.children if isinstance(c, Statement)]
 
 
 class PropertyBlock(ProseNode):
@@ -410,7 +413,7 @@ class Property(ProseNode):
         return self.name_leaf.value
 
     @property
-    def value(self) -> Any:
+    def value(self) -> Expression | None:
         """The value node or leaf (None when the property has a nested block or nothing)."""
         return self._expression_after(self._first(Operator))
 
@@ -442,7 +445,7 @@ class _HasSuite(ProseNode):
     def body(self) -> Suite | None:
         return self._first(Suite)
 
-    def body_statements(self) -> list[Any]:
+    def body_statements(self) -> list[Statement]:
         body = self.body
         return body.statements() if body is not None else []
 
@@ -493,7 +496,7 @@ class InputDeclaration(ProseNode):
         return self._name_after(self._keyword("input"))
 
     @property
-    def description(self) -> Any:
+    def description(self) -> Expression | None:
         return self._expression_after(self._first(Operator))
 
 
@@ -512,7 +515,7 @@ class OutputBinding(ProseNode):
         return None
 
     @property
-    def value(self) -> Any:
+    def value(self) -> Expression | None:
         for child in self.children[1:]:
             if isinstance(child, Operator) and child.value == "=":
                 return _value_after_equals(self)
@@ -591,7 +594,7 @@ class LetBinding(ProseNode):
         return []
 
     @property
-    def value(self) -> Any:
+    def value(self) -> Expression | None:
         return _value_after_equals(self)
 
 
@@ -615,17 +618,17 @@ class Assignment(ProseNode):
         return first if isinstance(first, Name) else None
 
     @property
-    def value(self) -> Any:
+    def value(self) -> Expression | None:
         return _value_after_equals(self)
 
 
-def _value_after_equals(node: ProseNode) -> Any:
+def _value_after_equals(node: ProseNode) -> Expression | None:
     for i, child in enumerate(node.children):
         if isinstance(child, Operator) and child.value == "=":
             nxt = node.children[i + 1] if i + 1 < len(node.children) else None
-            if nxt is None or isinstance(nxt, Newline | _parso.ErrorNode):
-                return None
-            return nxt
+            if isinstance(nxt, Expression) and not isinstance(nxt, _parso.ErrorNode):
+                return nxt
+            return None
     return None
 
 
@@ -705,12 +708,8 @@ class ArrowSequence(ProseNode):
     __slots__ = ()
     type = "arrow_sequence"
 
-    def steps(self) -> list[Any]:
-        return [
-            c
-            for c in self.children
-            if not (isinstance(c, Operator) and c.value == "->") and not isinstance(c, Newline)
-        ]
+    def steps(self) -> list[Expression]:
+        return [c for c in self.children if isinstance(c, Expression)]
 
 
 class Parallel(_HasSuite):
@@ -765,7 +764,7 @@ class ForEach(_HasSuite):
         return None
 
     @property
-    def collection(self) -> Any:
+    def collection(self) -> Expression | None:
         return self._expression_after(self._keyword("in"))
 
 
@@ -784,7 +783,7 @@ class Loop(_HasSuite):
         return None
 
     @property
-    def condition(self) -> Any:
+    def condition(self) -> Expression | None:
         kind = self.kind
         if kind is None:
             return None
@@ -878,7 +877,7 @@ class ChoiceStatement(_HasSuite):
     type = "choice_statement"
 
     @property
-    def criteria(self) -> Any:
+    def criteria(self) -> Expression | None:
         return self._expression_after(self.children[0])
 
     def options(self) -> list[OptionClause]:
@@ -902,7 +901,7 @@ class IfStatement(_HasSuite):
     type = "if_statement"
 
     @property
-    def condition(self) -> Any:
+    def condition(self) -> Expression | None:
         return self._expression_after(self.children[0])
 
     def elif_clauses(self) -> list[ElifClause]:
@@ -918,7 +917,7 @@ class ElifClause(_HasSuite):
     type = "elif_clause"
 
     @property
-    def condition(self) -> Any:
+    def condition(self) -> Expression | None:
         return self._expression_after(self.children[0])
 
 
@@ -1109,6 +1108,63 @@ class BooleanExpression(ProseNode):
 
     __slots__ = ()
     type = "boolean_expression"
+
+
+# --------------------------------------------------------------------------- unions
+
+# What the parser returns where it reads a value (``parse_expression`` and the constructs it
+# reaches: a construct that carries a block is a value too, as in ``let x = session "a"``).
+# An ErrorNode stands where nesting went too deep to parse.
+ExpressionNode = (
+    Attribute
+    | Subscript
+    | ProgramCall
+    | ArrayLiteral
+    | ObjectLiteral
+    | Comparison
+    | BinaryExpression
+    | NotExpression
+    | BooleanExpression
+    | ArrowSequence
+    | Pipeline
+    | Session
+    | Resume
+    | DoBlock
+    | DoInvocation
+    | Parallel
+    | ForEach
+    | Repeat
+    | Loop
+    | TryStatement
+    | ErrorNode
+)
+Expression = Name | String | Number | Discretion | ExpressionNode
+
+# What stands in a block of statements (``Module``, ``Suite``, ``ErrorBlock``): the
+# statements, the calls and constructs run for their effects (never a bare name or literal),
+# and the lines that are not statements.  Properties appear only in a ``PropertyBlock``.
+Statement = (
+    AgentDefinition
+    | BlockDefinition
+    | UseStatement
+    | ImportStatement
+    | InputDeclaration
+    | OutputBinding
+    | LetBinding
+    | Assignment
+    | ThrowStatement
+    | ChoiceStatement
+    | IfStatement
+    | UnsupportedStatement
+    | ExpressionNode
+    | ElifClause
+    | ElseClause
+    | CatchClause
+    | FinallyClause
+    | OptionClause
+    | ErrorStatement
+    | ErrorBlock
+)
 
 
 # --------------------------------------------------------------------------- walking

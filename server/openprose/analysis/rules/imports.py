@@ -372,16 +372,16 @@ def _outputs(ctx: Context, contracts: dict[str, Contract], bindings: list[t.LetB
     for node in bindings:
         if not isinstance(node.target, t.ObjectLiteral):
             continue
-        call = node.value
-        if not isinstance(call, t.ProgramCall) or call.name is None:
+        value = node.value
+        if not isinstance(value, t.ProgramCall) or value.name is None:
             continue
-        contract = contracts.get(call.name.value)
+        contract = contracts.get(value.name.value)
         if contract is None:
             continue
         for entry in node.target.entries():
             key = entry.key if isinstance(entry, t.ObjectEntry) else entry
             if isinstance(key, t.Name):
-                _output(ctx, key.value, key, call.name.value, contract, call)
+                _output(ctx, key.value, key, value.name.value, contract, value)
 
 
 def _program_results(

@@ -6,25 +6,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from openprose.analysis.model import RESERVED_WORDS, Kind
-from openprose.analysis.rules.control import JOIN_STRATEGIES, ON_FAIL_POLICIES
-from openprose.analysis.rules.properties import (
-    AGENT_PROPERTIES,
-    PERMISSIONS,
-    SESSION_PROPERTIES,
-)
+from openprose.analysis.model import Kind
 from openprose.ide.analysis import Analysis
 from openprose.ide.completion.contracts import input_descriptions, program_contract
 from openprose.ide.completion.cursor import Cursor, line_indent, locate, open_bracket, segments
 from openprose.ide.completion.items import (
-    _EXPRESSION_KEYWORDS,
     _EXPRESSION_SNIPPETS,
     _PIPELINE_SNIPPET,
     _PROPERTY_DOCS,
     _PROPERTY_SNIPPETS,
     _SNIPPETS,
-    _STATEMENT_KEYWORDS,
-    _TOP_LEVEL_ONLY,
+    _STATEMENT_DETAILS,
     _VALUE_DOCS,
     _VALUES,
     _agents,
@@ -40,6 +32,17 @@ from openprose.ide.completion.paths import _use_paths
 from openprose.ide.completion.scopes import visible_symbols
 from openprose.ide.types import CompletionItem, Pos, Range
 from openprose.syntax import tree as t
+from openprose.syntax.vocabulary import (
+    AGENT_PROPERTIES,
+    EXPRESSION_KEYWORDS,
+    JOIN_STRATEGIES,
+    ON_FAIL_POLICIES,
+    PERMISSIONS,
+    RESERVED_WORDS,
+    SESSION_PROPERTIES,
+    STATEMENT_KEYWORDS,
+    TOP_LEVEL_KEYWORDS,
+)
 
 
 def completion(analysis: Analysis, position: Pos) -> list[CompletionItem]:
@@ -74,7 +77,7 @@ def _in_code(cursor: Cursor, items: _Items) -> None:
             _expression(cursor, items)
         elif value == "->":
             for word in ("session", "resume"):
-                items.add(word, "keyword", _STATEMENT_KEYWORDS[word], group=1)
+                items.add(word, "keyword", _STATEMENT_DETAILS[word], group=1)
             _snippet(items, "session: agent", 2)
         elif value == "|":
             _pipe_operations(items)
@@ -153,7 +156,7 @@ def _owner(node: Any) -> tuple[str, Any] | None:
         value = node.value
         if isinstance(value, t.Pipeline):
             stages = value.stages()
-            value = stages[-1] if stages else None
+            return _owner(stages[-1]) if stages else None
         return _owner(value) if value is not None else None
     if isinstance(node, t.AgentDefinition):
         return "agent", node
@@ -207,9 +210,9 @@ def _line_start(cursor: Cursor, items: _Items) -> None:
         return
     _clauses(cursor, sibling, items)
     top = kind == "top"
-    for word, detail in _STATEMENT_KEYWORDS.items():
-        if top or word not in _TOP_LEVEL_ONLY:
-            items.add(word, "keyword", detail, group=1)
+    for word in STATEMENT_KEYWORDS:
+        if top or word not in TOP_LEVEL_KEYWORDS:
+            items.add(word, "keyword", _STATEMENT_DETAILS[word], group=1)
     for label, body, detail, top_only in _SNIPPETS:
         if top or not top_only:
             items.add(label, "snippet", detail, insert=body, snippet=True, group=2)
@@ -300,8 +303,8 @@ def _expression(cursor: Cursor, items: _Items) -> None:
     """A value after ``=``: a variable (a pipeline's source), a call, a session..."""
     _variables(cursor, items, group=1)
     _programs(cursor, items, group=2)
-    for word in _EXPRESSION_KEYWORDS:
-        items.add(word, "keyword", _STATEMENT_KEYWORDS[word], group=3)
+    for word in EXPRESSION_KEYWORDS:
+        items.add(word, "keyword", _STATEMENT_DETAILS[word], group=3)
     for label in _EXPRESSION_SNIPPETS:
         _snippet(items, label, 4)
     label, body, detail = _PIPELINE_SNIPPET
