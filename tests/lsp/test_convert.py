@@ -3,6 +3,7 @@ semantic token encoding, and the other conversions the handlers rely on."""
 
 from __future__ import annotations
 
+import typing
 from pathlib import Path
 
 import pytest
@@ -219,3 +220,23 @@ def test_symbols_and_selection_ranges() -> None:
         line=1, character=0
     )
     assert chain.parent.parent is None
+
+
+# --------------------------------------------------------------------------- kinds
+
+
+@pytest.mark.parametrize(
+    ("kinds", "mapping"),
+    [
+        (ide.CompletionKind, convert.COMPLETION_KIND),
+        (ide.SymbolKind, convert.SYMBOL_KIND),
+        (ide.HighlightKind, convert.HIGHLIGHT_KIND),
+        (ide.FoldingKind, convert.FOLDING_KIND),
+        (ide.TokenType, convert.TOKEN_TYPE),
+        (ide.TokenModifier, dict.fromkeys(convert.LEGEND_MODIFIERS)),
+    ],
+)
+def test_every_ide_kind_has_its_protocol_kind(kinds: object, mapping: dict[str, object]) -> None:
+    # A kind the ide layer may produce but the adapter does not map would reach the editor
+    # as a fallback (Text, Object) or, for a semantic token, not at all.
+    assert set(typing.get_args(kinds)) == set(mapping)

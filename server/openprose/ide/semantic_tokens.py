@@ -16,21 +16,21 @@ from typing import TYPE_CHECKING, Any
 
 from openprose.analysis.model import Kind
 from openprose.ide.folding import LINE_BREAK, leaf_end, prefix_comments
-from openprose.ide.types import Range, SemanticToken
+from openprose.ide.types import Range, SemanticToken, TokenModifier, TokenType
 from openprose.syntax import tree as t
 
 if TYPE_CHECKING:
     from openprose.ide.analysis import Analysis
 
-_NONE: frozenset[str] = frozenset()
-_DECLARATION = frozenset(("declaration",))
-_READONLY = frozenset(("readonly",))
-_BOTH = frozenset(("declaration", "readonly"))
+_NONE: frozenset[TokenModifier] = frozenset()
+_DECLARATION: frozenset[TokenModifier] = frozenset(("declaration",))
+_READONLY: frozenset[TokenModifier] = frozenset(("readonly",))
+_BOTH: frozenset[TokenModifier] = frozenset(("declaration", "readonly"))
 
 # Operators worth a colour of their own (not punctuation like `:`, `,` or brackets).
 _OPERATORS = frozenset(("->", "|", "=", "==", "!=", "<", ">", "<=", ">=", "+", "-", "*", "/", "!"))
 
-_Class = tuple[str, frozenset[str]]
+_Class = tuple[TokenType, frozenset[TokenModifier]]
 
 
 def _names(model: Any) -> dict[int, _Class]:
@@ -125,7 +125,14 @@ class _Emitter:
         self.tokens: list[SemanticToken] = []
         self.window = window
 
-    def add(self, line: int, start: int, length: int, kind: str, modifiers: frozenset[str]) -> None:
+    def add(
+        self,
+        line: int,
+        start: int,
+        length: int,
+        kind: TokenType,
+        modifiers: frozenset[TokenModifier],
+    ) -> None:
         if length <= 0:
             return
         window = self.window
@@ -138,7 +145,7 @@ class _Emitter:
     def spans(
         self,
         leaf: Any,
-        pieces: list[tuple[int, int, str]],
+        pieces: list[tuple[int, int, TokenType]],
     ) -> None:
         """Tokens for ``(start offset, end offset, type)`` pieces of ``leaf.value``,
         split at the line breaks inside it."""
@@ -215,7 +222,7 @@ def semantic_tokens(analysis: Analysis, range: Range | None = None) -> list[Sema
         elif kind is String:
             value = leaf.value
             if "{" in value:
-                pieces: list[tuple[int, int, str]] = []
+                pieces: list[tuple[int, int, TokenType]] = []
                 position = 0
                 for part in leaf.parts():
                     if part.kind == "interpolation":

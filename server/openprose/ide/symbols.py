@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from openprose.analysis.model import import_alias
 from openprose.files import read_text
 from openprose.ide.folding import content_end, leaf_end
-from openprose.ide.types import Range, Symbol
+from openprose.ide.types import Range, Symbol, SymbolKind
 from openprose.syntax import parse
 from openprose.syntax import tree as t
 
@@ -192,7 +192,7 @@ def _expression(node: Any, bare: bool) -> list[Symbol]:
     return []
 
 
-def _binding(name: t.Name, kind: str, node: Any, value: Any) -> Symbol:
+def _binding(name: t.Name, kind: SymbolKind, node: Any, value: Any) -> Symbol:
     return Symbol(
         name.value,
         kind,
@@ -245,7 +245,7 @@ def _block(node: t.BlockDefinition) -> list[Symbol]:
 
 
 def _let(node: t.LetBinding) -> list[Symbol]:  # and ConstBinding
-    kind = "constant" if isinstance(node, t.ConstBinding) else "variable"
+    kind: SymbolKind = "constant" if isinstance(node, t.ConstBinding) else "variable"
     names = node.target_names()
     if not names:
         return _expression(node.value, False)

@@ -3,11 +3,62 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from openprose.format import TextEdit
 
 # 0-based (line, character), characters counted in code points.
 Pos = tuple[int, int]
+
+# The kinds are the editor features' own words; lsp/convert.py maps each to the protocol's.
+CompletionKind = Literal[
+    "agent",
+    "block",
+    "variable",
+    "parameter",
+    "property",
+    "value",
+    "keyword",
+    "snippet",
+    "program",
+    "input",
+    "file",
+    "folder",
+]
+SymbolKind = Literal[
+    "agent",
+    "block",
+    "variable",
+    "constant",
+    "input",
+    "output",
+    "program",
+    "property",
+    "session",
+    "statement",  # control flow
+    "option",
+    "parameter",
+]
+HighlightKind = Literal["text", "read", "write"]
+FoldingKind = Literal["comment", "region"]
+TokenType = Literal[
+    "agent",
+    "block",
+    "variable",
+    "parameter",
+    "property",
+    "keyword",
+    "string",
+    "interpolation",
+    "discretion",
+    "comment",
+    "number",
+    "operator",
+    "program",
+]
+TokenModifier = Literal["declaration", "readonly"]
+CodeActionKind = Literal["quickfix", "source.fixAll"]
+InlayHintKind = Literal["parameter"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,9 +81,7 @@ class Location:
 @dataclass(frozen=True, slots=True)
 class CompletionItem:
     label: str
-    # agent, block, variable, parameter, property, value, keyword, snippet, program, input,
-    # file, folder
-    kind: str
+    kind: CompletionKind
     detail: str = ""
     documentation: str = ""  # markdown
     insert_text: str | None = None  # None: the label
@@ -50,7 +99,7 @@ class Hover:
 @dataclass(frozen=True, slots=True)
 class Highlight:
     range: Range
-    kind: str = "text"  # text, read, write
+    kind: HighlightKind = "text"
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,9 +116,7 @@ class RenameError:
 @dataclass(frozen=True, slots=True)
 class Symbol:
     name: str
-    # agent, block, variable, constant, input, output, program, property, session,
-    # statement (control flow), option, parameter
-    kind: str
+    kind: SymbolKind
     range: Range
     selection_range: Range
     detail: str = ""
@@ -80,7 +127,7 @@ class Symbol:
 class Folding:
     start_line: int
     end_line: int
-    kind: str | None = None  # comment, region (None: code)
+    kind: FoldingKind | None = None  # None: code
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,16 +142,14 @@ class SemanticToken:
     line: int
     start: int  # character (code point) in the line
     length: int  # in code points; never spans lines
-    # agent, block, variable, parameter, property, keyword, string, interpolation,
-    # discretion, comment, number, operator, program
-    type: str
-    modifiers: frozenset[str] = frozenset()  # declaration, readonly
+    type: TokenType
+    modifiers: frozenset[TokenModifier] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
 class CodeAction:
     title: str
-    kind: str  # quickfix, source.fixAll
+    kind: CodeActionKind
     edits: tuple[TextEdit, ...]
     diagnostic_codes: tuple[str, ...] = ()
     preferred: bool = False
@@ -122,7 +167,7 @@ class SignatureHelp:
 class InlayHint:
     position: Pos
     label: str  # e.g. "topic:"
-    kind: str = "parameter"
+    kind: InlayHintKind = "parameter"
 
 
 @dataclass(frozen=True, slots=True)

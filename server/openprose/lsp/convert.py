@@ -29,7 +29,7 @@ SOURCE = "openprose"  # what editors show beside each diagnostic; ours are told 
 # Codes whose subject has no effect: editors grey it out.
 UNNECESSARY = frozenset(("W010", "W013", "W031"))
 
-COMPLETION_KIND = {
+COMPLETION_KIND: dict[ide.CompletionKind, types.CompletionItemKind] = {
     "agent": types.CompletionItemKind.Class,
     "block": types.CompletionItemKind.Function,
     "variable": types.CompletionItemKind.Variable,
@@ -43,7 +43,7 @@ COMPLETION_KIND = {
     "file": types.CompletionItemKind.File,
     "folder": types.CompletionItemKind.Folder,
 }
-SYMBOL_KIND = {
+SYMBOL_KIND: dict[ide.SymbolKind, types.SymbolKind] = {
     "agent": types.SymbolKind.Class,
     "block": types.SymbolKind.Function,
     "variable": types.SymbolKind.Variable,
@@ -57,14 +57,17 @@ SYMBOL_KIND = {
     "option": types.SymbolKind.EnumMember,
     "parameter": types.SymbolKind.Variable,
 }
-HIGHLIGHT_KIND = {
+HIGHLIGHT_KIND: dict[ide.HighlightKind, types.DocumentHighlightKind] = {
     "text": types.DocumentHighlightKind.Text,
     "read": types.DocumentHighlightKind.Read,
     "write": types.DocumentHighlightKind.Write,
 }
-FOLDING_KIND = {"comment": types.FoldingRangeKind.Comment, "region": types.FoldingRangeKind.Region}
+FOLDING_KIND: dict[ide.FoldingKind, types.FoldingRangeKind] = {
+    "comment": types.FoldingRangeKind.Comment,
+    "region": types.FoldingRangeKind.Region,
+}
 # Our semantic token types as the standard LSP types themes colour.
-TOKEN_TYPE = {
+TOKEN_TYPE: dict[ide.TokenType, str] = {
     "agent": "class",
     "block": "function",
     "variable": "variable",
@@ -80,7 +83,7 @@ TOKEN_TYPE = {
     "program": "namespace",
 }
 LEGEND_TYPES = list(dict.fromkeys(TOKEN_TYPE.values()))
-LEGEND_MODIFIERS = ["declaration", "readonly"]
+LEGEND_MODIFIERS: list[ide.TokenModifier] = ["declaration", "readonly"]
 
 
 class Positions:

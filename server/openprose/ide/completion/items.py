@@ -7,22 +7,24 @@ from __future__ import annotations
 from typing import Any
 
 from openprose.analysis.model import Kind, Symbol
-from openprose.analysis.rules.properties import (
-    ACCESS,
-    ACCESS_PERMISSIONS,
-    BACKOFFS,
-    MODELS,
-)
 from openprose.ide.analysis import Analysis
 from openprose.ide.completion.cursor import Cursor
 from openprose.ide.completion.scopes import _cache, matches, visible_symbols
-from openprose.ide.types import CompletionItem, Range
+from openprose.ide.types import CompletionItem, CompletionKind, Range
 from openprose.syntax import tree as t
+from openprose.syntax.vocabulary import (
+    ACCESS_PERMISSIONS,
+    BACKOFFS,
+    MODELS,
+    PERMISSION_ACCESS,
+    PERSIST_VALUES,
+    PIPE_OPERATIONS,
+)
 
-PERSIST_VALUES = ("true", "project", "user")
 
-
-PIPE_OPERATIONS = ("map", "filter", "pmap", "reduce")
+def _choice(tab: int, words: tuple[str, ...]) -> str:
+    """A snippet placeholder offering the words in order: ``${1|a,b|}``."""
+    return f"${{{tab}|{','.join(words)}|}}"
 
 
 class _Items:
@@ -37,7 +39,7 @@ class _Items:
     def add(
         self,
         label: str,
-        kind: str,
+        kind: CompletionKind,
         detail: str = "",
         documentation: str = "",
         insert: str | None = None,
@@ -62,7 +64,8 @@ class _Items:
         )
 
 
-_STATEMENT_KEYWORDS: dict[str, str] = {
+# The detail shown for each of vocabulary.STATEMENT_KEYWORDS.
+_STATEMENT_DETAILS: dict[str, str] = {
     "session": "run a task in a new subagent session",
     "let": "bind a result to a variable",
     "const": "bind a result to a constant",
@@ -84,17 +87,11 @@ _STATEMENT_KEYWORDS: dict[str, str] = {
 }
 
 
-_TOP_LEVEL_ONLY = frozenset(("agent", "block", "use", "input"))
-
-
-_EXPRESSION_KEYWORDS = ("session", "resume", "do", "parallel", "repeat", "for", "loop")
-
-
 # (label, body, detail, top level only)
 _SNIPPETS: tuple[tuple[str, str, str, bool], ...] = (
     (
         "agent name:",
-        'agent ${1:name}:\n  model: ${2|sonnet,opus,haiku|}\n  prompt: "$3"\n$0',
+        f'agent ${{1:name}}:\n  model: {_choice(2, MODELS)}\n  prompt: "$3"\n$0',
         "agent with model and prompt",
         True,
     ),
@@ -163,19 +160,18 @@ _PROPERTY_DOCS: dict[str, str] = {
 
 
 _PROPERTY_SNIPPETS: dict[str, str] = {
-    "model": "model: ${1|sonnet,opus,haiku|}",
+    "model": f"model: {_choice(1, MODELS)}",
     "prompt": 'prompt: "$1"',
-    "persist": "persist: ${1|true,project,user|}",
+    "persist": f"persist: {_choice(1, PERSIST_VALUES)}",
     "skills": 'skills: ["$1"]',
     "permissions": "permissions:\n  $0",
     "context": "context: $1",
     "retry": "retry: ${1:3}",
-    "backoff": "backoff: ${1|none,linear,exponential|}",
+    "backoff": f"backoff: {_choice(1, BACKOFFS)}",
     "read": 'read: ["${1:*}"]',
     "write": 'write: ["${1:*}"]',
     "execute": 'execute: ["${1:*}"]',
-    "bash": "bash: ${1|allow,deny,prompt|}",
-    "network": "network: ${1|allow,deny,prompt|}",
+    **{name: f"{name}: {_choice(1, PERMISSION_ACCESS)}" for name in ACCESS_PERMISSIONS},
 }
 
 
@@ -205,7 +201,7 @@ _VALUES: dict[str, tuple[str, ...]] = {
     "model": MODELS,
     "persist": PERSIST_VALUES,
     "backoff": BACKOFFS,
-    **{name: ACCESS for name in ACCESS_PERMISSIONS},
+    **{name: PERMISSION_ACCESS for name in ACCESS_PERMISSIONS},
 }
 
 
@@ -296,13 +292,13 @@ def _variable_item(
     )
 
 
-def _symbol_info(analysis: Analysis, symbol: Symbol) -> tuple[str, str, str]:
+def _symbol_info(analysis: Analysis, symbol: Symbol) -> tuple[CompletionKind, str, str]:
     """The kind, detail and documentation of a variable's items (cached per model)."""
     cache = _cache(analysis.model).symbols
     info = cache.get(id(symbol))
     if info is not None:
         return info
-    kind = "parameter" if symbol.kind is Kind.PARAMETER else "variable"
+    kind: CompletionKind = "parameter" if symbol.kind is Kind.PARAMETER else "variable"
     detail = symbol.kind.value
     summary = _summary(symbol)
     if summary:

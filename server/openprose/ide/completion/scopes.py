@@ -10,6 +10,7 @@ from typing import Any
 
 from openprose.analysis.model import Kind, Scope, Symbol
 from openprose.ide.completion.cursor import Cursor, line_indent
+from openprose.ide.types import CompletionKind
 
 _BINDING_KINDS = frozenset((Kind.LET, Kind.CONST, Kind.OUTPUT, Kind.BRANCH))
 
@@ -25,7 +26,7 @@ class _ModelCache:
     def __init__(self, model: Any) -> None:
         self.scopes: dict[int, Scope] = {id(scope.node): scope for scope in model.scopes}
         self.entries: dict[int, tuple[list[_Entry], list[_Entry]]] = {}
-        self.symbols: dict[int, tuple[str, str, str]] = {}
+        self.symbols: dict[int, tuple[CompletionKind, str, str]] = {}
 
     def scope_entries(self, scope: Scope) -> tuple[list[_Entry], list[_Entry]]:
         """A scope's variables sorted by position, and its exported ones (seen anywhere)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter, OrderedDict
 from collections.abc import Iterable
+from typing import Final
 
 from openprose.config import Config
 from openprose.diagnostics import Diagnostic
@@ -21,7 +22,7 @@ from openprose.ide.types import CodeAction
 __all__ = ["FIX_ALL", "fix_all"]
 
 
-FIX_ALL = "source.fixAll"
+FIX_ALL: Final = "source.fixAll"
 
 
 def fix_all(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Final
 
 from openprose.analysis.model import Reference
 from openprose.diagnostics import Diagnostic
@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 
-QUICKFIX = "quickfix"
+QUICKFIX: Final = "quickfix"
 
 
 @dataclass(frozen=True, slots=True)
