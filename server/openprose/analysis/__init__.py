@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from openprose.analysis.context import Context
+from openprose.analysis.context import Context, NodeIndex
 from openprose.analysis.model import Model, build_model
 from openprose.analysis.rules import all_rules
 from openprose.diagnostics import Diagnostic
@@ -58,9 +58,8 @@ def prepare(
         if project_root is None and (root / ".prose").is_dir():
             # Agent memory is checked against the project's `.prose/` state when it exists.
             project_root = root
-    ctx = Context(module, None, path, project_root, contracts)  # type: ignore[arg-type]
-    ctx.model = build_model(module, ctx.nodes)
-    return ctx
+    index = NodeIndex(module)
+    return Context(module, build_model(module, index.nodes), index, path, project_root, contracts)
 
 
 def run_rules(ctx: Context) -> None:

@@ -18,18 +18,62 @@ def span(node: Any) -> tuple[Position, Position]:
     return node.start_pos, node.end_pos
 
 
+class NodeIndex:
+    """One walk of the tree, shared by the semantic model and every rule: the nodes of each
+    class, the string leaves and the nodes that carry syntax issues, in source order."""
+
+    __slots__ = ("_index", "_queries", "module")
+
+    def __init__(self, module: Any) -> None:
+        self.module = module
+        self._index: dict[type, list[Any]] | None = None
+        self._queries: dict[tuple[type, ...], list[Any]] = {}
+
+    def _walked(self) -> dict[type, list[Any]]:
+        if self._index is None:
+            self._index = _index_nodes(self.module)
+        return self._index
+
+    def with_issues(self) -> list[Any]:
+        """The nodes that carry syntax issues, outside error nodes' insides."""
+        return self._walked()[_ISSUES]
+
+    def strings(self) -> list[Any]:
+        """Every string literal outside error nodes, in source order."""
+        return self._walked().get(_STRINGS, [])
+
+    def nodes(self, *classes: type) -> list[Any]:
+        """Every node of these classes in the module, in source order, outside error nodes."""
+        cached = self._queries.get(classes)
+        if cached is not None:
+            return cached
+        index = self._walked()
+        kinds = [
+            kind
+            for kind in index
+            if kind is not _STRINGS and kind is not _ISSUES and issubclass(kind, classes)
+        ]
+        found = [n for kind in kinds for n in index[kind]]
+        if len(kinds) > 1:
+            found.sort(key=lambda n: n.start_pos)
+        self._queries[classes] = found
+        return found
+
+
 @dataclass
 class Context:
+    """Built whole by ``analysis.prepare``: the model is made from the same node index the
+    rules query."""
+
     module: Any
     model: Model
+    index: NodeIndex = field(repr=False)
     path: Path | None = None
     # The directory holding the project's `.prose/` state (None: not known).
     project_root: Path | None = None
     # Loads the contract of a program a `use` statement names (None: no cross-file).
     contracts: Any = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    _index: dict[type, list[Any]] | None = field(default=None, repr=False)
-    _queries: dict[tuple[type, ...], list[Any]] = field(default_factory=dict, repr=False)
     _memo: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def memo(self, key: str, compute: Callable[[], Any]) -> Any:
@@ -45,35 +89,17 @@ class Context:
         """The parser's diagnostics, from the same walk as the node index."""
         from openprose.syntax.issues import reported_whole, to_diagnostics
 
-        if self._index is None:
-            self._index = _index_nodes(self.module)
-        nodes = [n for n in self._index[_ISSUES] if not reported_whole(n)]
+        nodes = [n for n in self.index.with_issues() if not reported_whole(n)]
         return to_diagnostics(issue for node in nodes for issue in node.issues)
 
     def strings(self) -> list[Any]:
         """Every string literal outside error nodes, in source order."""
-        if self._index is None:
-            self._index = _index_nodes(self.module)
-        return self._index.get(_STRINGS, [])
+        return self.index.strings()
 
     def nodes(self, *classes: type) -> list[Any]:
         """Every node of these classes in the module, in source order, outside error nodes
         (one shared walk of the tree for all the rules)."""
-        cached = self._queries.get(classes)
-        if cached is not None:
-            return cached
-        if self._index is None:
-            self._index = _index_nodes(self.module)
-        kinds = [
-            kind
-            for kind in self._index
-            if kind is not _STRINGS and kind is not _ISSUES and issubclass(kind, classes)
-        ]
-        found = [n for kind in kinds for n in self._index[kind]]
-        if len(kinds) > 1:
-            found.sort(key=lambda n: n.start_pos)
-        self._queries[classes] = found
-        return found
+        return self.index.nodes(*classes)
 
     def report(
         self,
