@@ -9,20 +9,12 @@ from openprose.ide import analyze_document
 from openprose.ide.analysis import Analysis
 from openprose.ide.rename import rename
 from openprose.ide.types import Range, RenameError
+from tests.support.cursor import cursor
 from tests.support.edits import apply_edits
-
-CARET = "‸"
-
-
-def split(source: str) -> tuple[str, tuple[int, int]]:
-    for number, line in enumerate(source.split("\n")):
-        if CARET in line:
-            return source.replace(CARET, "", 1), (number, line.index(CARET))
-    raise AssertionError("no caret")
 
 
 def load(source: str, path: Path | None = None) -> tuple[Analysis, tuple[int, int]]:
-    text, position = split(source)
+    text, position = cursor(source)
     return analyze_document(text, path=path), position
 
 

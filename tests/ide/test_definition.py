@@ -12,7 +12,6 @@ from openprose.ide.definition import definition
 from openprose.ide.types import Location, Range
 from tests.ide.names_support import (
     CALLER,
-    CARET,
     LIBRARY,
     PROGRAM,
     at_word,
@@ -20,6 +19,7 @@ from tests.ide.names_support import (
     spot,
     write,
 )
+from tests.support.cursor import CURSOR
 
 
 @pytest.fixture(autouse=True)
@@ -79,7 +79,7 @@ def test_definition_of_a_program_is_its_use() -> None:
     source = 'use "@acme/research"\nuse "./lib.prose" as lib\nlet r = ‸research(t: 1)\n'
     analysis, position = load(source)
     assert definition(analysis, position) == [Location(Range((0, 11), (0, 19)))]
-    analysis = analyze_document(source.replace(CARET, ""))
+    analysis = analyze_document(source.replace(CURSOR, ""))
     assert definition(analysis, (2, 5)) == [Location(Range((2, 4), (2, 5)))]
 
 

@@ -12,21 +12,13 @@ from openprose.analysis.contracts import clear_cache
 from openprose.ide import analyze_document
 from openprose.ide.hover import hover
 from openprose.ide.types import Hover, Range
-
-CARET = "‸"
+from tests.support.cursor import cursor
 
 
 def at(source: str, path: Path | None = None) -> Hover | None:
     """The hover at the caret of ``source`` (the caret removed)."""
-    text, position = split(source)
+    text, position = cursor(source)
     return hover(analyze_document(text, path=path), position)
-
-
-def split(source: str) -> tuple[str, tuple[int, int]]:
-    for number, line in enumerate(source.split("\n")):
-        if CARET in line:
-            return source.replace(CARET, "", 1), (number, line.index(CARET))
-    raise AssertionError("no caret")
 
 
 def contents(source: str, path: Path | None = None) -> str:
@@ -83,7 +75,7 @@ def test_keywords_explain_themselves_with_an_example(word: str) -> None:
     assert found is not None
     assert found.contents.startswith(f"**`{word}`** (keyword)")
     assert "```prose\n" in found.contents
-    text, (line, column) = split(source)
+    text, (line, column) = cursor(source)
     start = text.split("\n")[line].rfind(word, 0, column + len(word))
     assert found.range == Range((line, start), (line, start + len(word)))
 

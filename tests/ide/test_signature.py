@@ -9,8 +9,7 @@ import pytest
 from openprose.ide.analysis import analyze_document
 from openprose.ide.signature import signature_help
 from openprose.ide.types import Pos, SignatureHelp
-
-MARK = "§"
+from tests.support.cursor import cursor
 
 BLOCKS = """\
 # Review a topic
@@ -35,10 +34,7 @@ USE = 'use "./research" as research\n'
 
 
 def help_at(source: str, path: str | Path | None = None) -> SignatureHelp | None:
-    index = source.index(MARK)
-    text = source.replace(MARK, "", 1)
-    before = text[:index]
-    position = (before.count("\n"), index - (before.rfind("\n") + 1))
+    text, position = cursor(source)
     return signature_help(analyze_document(text, path=path), position)
 
 
@@ -52,7 +48,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def test_block_signature() -> None:
-    found = help_at(BLOCKS + "do review(§")
+    found = help_at(BLOCKS + "do review(‸")
     assert found is not None
     assert found.label == "block review(topic, depth)"
     assert found.parameters == ("topic", "depth")
@@ -63,15 +59,15 @@ def test_block_signature() -> None:
 @pytest.mark.parametrize(
     ("call", "active"),
     [
-        ('do review("a", §', 1),
-        ('do review("a",§', 1),
-        ('do review("a, b", §', 1),  # a comma in a string is not a separator
-        ("do review([a, b], §", 1),  # nor one inside brackets
-        ('do review("a§', 0),
-        ('do review("a", [x, §', 1),  # inside a nested array: still the second argument
-        ('do review("a", "b", §', 2),  # more arguments than parameters
-        ('let r = do review("a", §)', 1),
-        ('do review(\n  "a",\n  §\n)', 1),
+        ('do review("a", ‸', 1),
+        ('do review("a",‸', 1),
+        ('do review("a, b", ‸', 1),  # a comma in a string is not a separator
+        ("do review([a, b], ‸", 1),  # nor one inside brackets
+        ('do review("a‸', 0),
+        ('do review("a", [x, ‸', 1),  # inside a nested array: still the second argument
+        ('do review("a", "b", ‸', 2),  # more arguments than parameters
+        ('let r = do review("a", ‸)', 1),
+        ('do review(\n  "a",\n  ‸\n)', 1),
     ],
 )
 def test_active_parameter_from_commas(call: str, active: int) -> None:
@@ -81,14 +77,14 @@ def test_active_parameter_from_commas(call: str, active: int) -> None:
 
 
 def test_block_without_parameters() -> None:
-    found = help_at(BLOCKS + "do final-check(§")
+    found = help_at(BLOCKS + "do final-check(‸")
     assert found is not None
     assert found.label == "block final-check()"
     assert found.parameters == ()
 
 
 def test_unicode_arguments_before_the_cursor() -> None:
-    found = help_at(BLOCKS + 'do review("café 🙂", §')
+    found = help_at(BLOCKS + 'do review("café 🙂", ‸')
     assert found is not None
     assert found.active_parameter == 1
 
@@ -96,15 +92,15 @@ def test_unicode_arguments_before_the_cursor() -> None:
 @pytest.mark.parametrize(
     "source",
     [
-        BLOCKS + "do missing(§",
-        BLOCKS + "do review§",
-        BLOCKS + 'do review("a")§',
-        BLOCKS + 'do review("a") # (§',
-        BLOCKS + "block other(§",
-        'let xs = ["a"]\nlet r = xs | reduce(§',
-        "session (§",
-        "unknown(§",
-        "§",
+        BLOCKS + "do missing(‸",
+        BLOCKS + "do review‸",
+        BLOCKS + 'do review("a")‸',
+        BLOCKS + 'do review("a") # (‸',
+        BLOCKS + "block other(‸",
+        'let xs = ["a"]\nlet r = xs | reduce(‸',
+        "session (‸",
+        "unknown(‸",
+        "‸",
     ],
 )
 def test_no_signature(source: str) -> None:
@@ -115,7 +111,7 @@ def test_no_signature(source: str) -> None:
 
 
 def test_program_signature(project: Path) -> None:
-    found = help_at(USE + "let r = research(§", project)
+    found = help_at(USE + "let r = research(‸", project)
     assert found is not None
     assert found.label == "research(topic, depth, angle)"
     assert found.parameters == ("topic", "depth", "angle")
@@ -125,23 +121,23 @@ def test_program_signature(project: Path) -> None:
 
 
 def test_program_active_parameter_is_the_input_being_given(project: Path) -> None:
-    found = help_at(USE + "let r = research(depth: §", project)
+    found = help_at(USE + "let r = research(depth: ‸", project)
     assert found is not None and found.active_parameter == 1
-    found = help_at(USE + 'research(angle: "x", topic: "y§")', project)
+    found = help_at(USE + 'research(angle: "x", topic: "y‸")', project)
     assert found is not None and found.active_parameter == 0
 
 
 def test_program_active_parameter_is_the_next_input_to_give(project: Path) -> None:
-    found = help_at(USE + 'let r = research(topic: "x", §', project)
+    found = help_at(USE + 'let r = research(topic: "x", ‸', project)
     assert found is not None and found.active_parameter == 1
 
 
 def test_program_without_a_saved_file() -> None:
-    assert help_at(USE + "let r = research(§") is None
+    assert help_at(USE + "let r = research(‸") is None
 
 
 def test_program_that_cannot_be_found(tmp_path: Path) -> None:
-    assert help_at(USE + "let r = research(§", tmp_path / "main.prose") is None
+    assert help_at(USE + "let r = research(‸", tmp_path / "main.prose") is None
 
 
 # --------------------------------------------------------------------------- robustness

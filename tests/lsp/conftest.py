@@ -18,6 +18,8 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
+from tests.support.cursor import cursor
+
 CLIENTS = ("visual-studio-code", "neovim")
 ENCODINGS = ("utf-16", "utf-8")
 ASTRAL = "\U0001d11e"  # two UTF-16 code units, four UTF-8 bytes
@@ -54,13 +56,9 @@ class Session:
         line_text = text.split("\n")[line]
         return types.Position(line=line, character=units(line_text[:character], self.encoding))
 
-    def at(self, text: str, marker: str = "§") -> tuple[str, types.Position]:
-        """``text`` without ``marker``, and the client position where it was."""
-        index = text.index(marker)
-        before = text[:index]
-        line = before.count("\n")
-        column = index - (before.rfind("\n") + 1)
-        clean = text.replace(marker, "", 1)
+    def at(self, text: str) -> tuple[str, types.Position]:
+        """``text`` without its cursor marker, and the client position where it was."""
+        clean, (line, column) = cursor(text)
         return clean, self.position(clean, line, column)
 
     def doc(self, uri: str) -> types.TextDocumentIdentifier:

@@ -115,31 +115,31 @@ async def test_semantic_tokens_decode_with_the_advertised_legend(session: Sessio
     assert decode(session, list(part.data), PROGRAM) == [t for t in tokens if 6 <= t[0] < 8]
 
 
-# Text with § just after a trigger character, and a label completion must offer there.
+# Text with ‸ just after a trigger character, and a label completion must offer there.
 COMPLETION_CASES = {
-    ":": ("agent writer:\n  model: sonnet\nsession:§\n", "writer"),
-    " ": ("agent writer:\n  model: sonnet\nsession: §\n", "writer"),
-    "{": ('let notes = session "a"\nsession "Summarise {§"\n', "notes"),
+    ":": ("agent writer:\n  model: sonnet\nsession:‸\n", "writer"),
+    " ": ("agent writer:\n  model: sonnet\nsession: ‸\n", "writer"),
+    "{": ('let notes = session "a"\nsession "Summarise {‸"\n', "notes"),
     "(": (
-        'let notes = session "a"\nblock review(topic):\n  session "{topic}"\ndo review(§\n',
+        'let notes = session "a"\nblock review(topic):\n  session "{topic}"\ndo review(‸\n',
         "notes",
     ),
     ",": (
-        'let notes = session "a"\nblock review(a, b):\n  session "{a} {b}"\ndo review(notes,§\n',
+        'let notes = session "a"\nblock review(a, b):\n  session "{a} {b}"\ndo review(notes,‸\n',
         "notes",
     ),
-    "|": ('let items = session "a"\nlet x = items |§\n', "map"),
-    "[": ('let notes = session "a"\nsession "b"\n  context: [§\n', "notes"),
+    "|": ('let items = session "a"\nlet x = items |‸\n', "map"),
+    "[": ('let notes = session "a"\nsession "b"\n  context: [‸\n', "notes"),
     ".": (
-        'use "./library.prose" as library\nlet r = library(topic: "x")\nlet f = r.§\n',
+        'use "./library.prose" as library\nlet r = library(topic: "x")\nlet f = r.‸\n',
         "findings",
     ),
-    "/": ('use "./§"\n', "library.prose"),
-    '"': ('use "§"\n', "library.prose"),
+    "/": ('use "./‸"\n', "library.prose"),
+    '"': ('use "‸"\n', "library.prose"),
 }
 SIGNATURE_CASES = {
-    "(": 'block review(a, b):\n  session "{a} {b}"\ndo review(§\n',
-    ",": 'block review(a, b):\n  session "{a} {b}"\ndo review(x,§\n',
+    "(": 'block review(a, b):\n  session "{a} {b}"\ndo review(‸\n',
+    ",": 'block review(a, b):\n  session "{a} {b}"\ndo review(x,‸\n',
 }
 
 

@@ -1,4 +1,4 @@
-"""What the completion tests share: programs written with a `§` cursor marker and the items
+"""What the completion tests share: programs written with the `‸` cursor marker and the items
 completion gives there (never the same label twice)."""
 
 from __future__ import annotations
@@ -8,9 +8,7 @@ from pathlib import Path
 from openprose.ide.analysis import Analysis, analyze_document
 from openprose.ide.completion import completion
 from openprose.ide.types import CompletionItem, Pos
-
-MARK = "§"
-
+from tests.support.cursor import cursor
 
 AGENTS = """\
 agent researcher:
@@ -34,12 +32,8 @@ output sources = session "List the sources"
 
 
 def at(source: str, path: str | Path | None = None) -> tuple[Analysis, Pos]:
-    index = source.index(MARK)
-    text = source.replace(MARK, "", 1)
-    before = text[:index]
-    line = before.count("\n")
-    character = index - (before.rfind("\n") + 1)
-    return analyze_document(text, path=path), (line, character)
+    text, position = cursor(source)
+    return analyze_document(text, path=path), position
 
 
 def complete(source: str, path: str | Path | None = None) -> list[CompletionItem]:

@@ -28,30 +28,30 @@ def test_positions_past_the_end(position: Pos) -> None:
 
 
 def test_in_a_comment_or_condition() -> None:
-    assert labels('session "a"  # context: §') == []
-    assert labels("# session: §\n") == []
-    assert labels("if **the user §") == []
-    assert labels("loop until **done §**:\n  session 'x'") == []
+    assert labels('session "a"  # context: ‸') == []
+    assert labels("# session: ‸\n") == []
+    assert labels("if **the user ‸") == []
+    assert labels("loop until **done ‸**:\n  session 'x'") == []
 
 
 GARBAGE = [
-    "§)))(((",
-    '"""§',
-    "*** §",
-    "agent: §\n  : : :",
-    "session: [§",
-    "let = = §",
-    "{ } ] [ §",
-    "\t\tsession\n§\t",
-    "parallel (((§",
-    "do (§",
-    "for in in in §",
-    "| | | §",
-    "$ ; § !",
-    'session "a" -> -> §',
-    "\ufeffsession: §",
-    "block (:\n  do §",
-    "choice:\n  §",
+    "‸)))(((",
+    '"""‸',
+    "*** ‸",
+    "agent: ‸\n  : : :",
+    "session: [‸",
+    "let = = ‸",
+    "{ } ] [ ‸",
+    "\t\tsession\n‸\t",
+    "parallel (((‸",
+    "do (‸",
+    "for in in in ‸",
+    "| | | ‸",
+    "$ ; ‸ !",
+    'session "a" -> -> ‸',
+    "\ufeffsession: ‸",
+    "block (:\n  do ‸",
+    "choice:\n  ‸",
 ]
 
 
@@ -61,7 +61,7 @@ def test_garbage_does_not_crash(source: str) -> None:
 
 
 def test_crlf_line_endings() -> None:
-    source = 'let research = session "a"\r\nsession "b"\r\n  context: res§\r\n'
+    source = 'let research = session "a"\r\nsession "b"\r\n  context: res‸\r\n'
     found = item(source, "research")
     assert found.replace == Range((2, 11), (2, 14))
 
@@ -85,7 +85,7 @@ def test_arbitrary_text_and_positions(text: str, line: int, character: int) -> N
 
 
 def test_unicode_before_the_cursor() -> None:
-    source = 'let café = session "x"\nsession "Résumé 🙂 {ca§"'
+    source = 'let café = session "x"\nsession "Résumé 🙂 {ca‸"'
     found = item(source, "café")
     # Code points: the emoji counts as one character.
     assert found.replace == Range((1, 19), (1, 21))

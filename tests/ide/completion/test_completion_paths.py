@@ -31,7 +31,7 @@ def library(tmp_path: Path) -> Path:
 
 
 def test_use_offers_the_programs_and_folders_beside_the_document(library: Path) -> None:
-    items = complete('use "§"', library)
+    items = complete('use "‸"', library)
     assert [(i.label, i.kind) for i in items] == [
         ("research.prose", "file"),
         ("review.prose", "file"),
@@ -41,12 +41,12 @@ def test_use_offers_the_programs_and_folders_beside_the_document(library: Path) 
 
 
 def test_use_paths_follow_the_folder_typed_and_filter_by_the_name(library: Path) -> None:
-    assert labels('use "./shared/§"', library) == ["summarize.prose"]
-    found = item('use "./re§search" as r', "research.prose", library)
+    assert labels('use "./shared/‸"', library) == ["summarize.prose"]
+    found = item('use "./re‸search" as r', "research.prose", library)
     assert found.replace == Range((0, 7), (0, 15))  # the name being typed, up to the quote
-    assert labels('use "./rev§"', library) == ["review.prose"]
+    assert labels('use "./rev‸"', library) == ["review.prose"]
     inner = library.parent / "shared" / "inner.prose"
-    assert labels('use "../§"', inner) == [
+    assert labels('use "../‸"', inner) == [
         "main.prose",
         "research.prose",
         "review.prose",
@@ -55,7 +55,7 @@ def test_use_paths_follow_the_folder_typed_and_filter_by_the_name(library: Path)
 
 
 def test_use_paths_need_a_saved_document_and_a_local_path(library: Path) -> None:
-    assert labels('use "§"') == []
-    assert labels('use "@acme/§"', library) == []
-    assert labels('use "./missing/§"', library) == []
-    assert labels('session "./§"', library) == []  # only the path of a use
+    assert labels('use "‸"') == []
+    assert labels('use "@acme/‸"', library) == []
+    assert labels('use "./missing/‸"', library) == []
+    assert labels('session "./‸"', library) == []  # only the path of a use
