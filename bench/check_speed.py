@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
+from functools import partial
 
 from common import CORPUS_DIR, load_syntax, time_once
 
@@ -81,10 +81,10 @@ def interpolations(counts: list[int]) -> None:
     print(f"{'N':>9} {'line bytes':>11} {'s':>8} {'us/interp':>10}")
     for count in counts:
         text = 'let x = "a"\nsession "' + "{x}" * count + '"\n'
-        seconds = time_once(lambda text=text: check_text(text, None))
+        seconds = time_once(partial(check_text, text, None))
         line = len(text.splitlines()[1].encode())
         print(f"{count:>9,} {line:>11,} {seconds:>8.3f} {seconds / count * 1e6:>10.2f}")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import argparse
 import gc
-import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from common import load_syntax
@@ -71,7 +71,8 @@ def touched(text: str) -> str:
 def run(name: str, text: str, only: set[str]) -> None:
     from openprose.format import format_edits, format_module, format_range
     from openprose.ide.analysis import analyze_document
-    from openprose.ide.fixes import registry as actions
+    from openprose.ide.fixes.fix_all import fix_all
+    from openprose.ide.fixes.registry import code_actions
     from openprose.ide.folding import folding_ranges
     from openprose.ide.semantic_tokens import semantic_tokens
     from openprose.ide.symbols import document_symbols
@@ -112,10 +113,10 @@ def run(name: str, text: str, only: set[str]) -> None:
         for code, diagnostic in sorted(firsts.items()):
             line = diagnostic.start[0] - 1
             wanted = Range((line, 0), (line, 0))
-            seconds, found = timed(lambda w=wanted: actions.code_actions(analysis, w))
+            seconds, found = timed(partial(code_actions, analysis, wanted))
             show("quickfix", seconds, f"{len(found)} actions on line {line + 1} ({code})")
     if "fixall" in only:
-        seconds, found = timed(lambda: actions.fix_all(analysis))
+        seconds, found = timed(lambda: fix_all(analysis))
         show("fixall", seconds, "; ".join(a.title for a in found))
     if "folding" in only:
         show("folding", timed(lambda: folding_ranges(analysis))[0])
@@ -145,4 +146,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

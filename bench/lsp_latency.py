@@ -71,7 +71,7 @@ async def measure(lines: int, repetitions: int) -> dict[str, str]:
         )
     )
     await asyncio.wait_for(waiter, 60)
-    pid = client._server.pid if client._server is not None else 0  # type: ignore[attr-defined]
+    pid = client._server.pid if client._server is not None else 0
     memory = rss_mb(pid) if pid else float("nan")
 
     text_lines = text.split("\n")

@@ -45,7 +45,7 @@ async def measure(lines: int, edits: int, checkpoints: list[int]) -> list[tuple[
         )
     )
     client.initialized(types.InitializedParams())
-    pid = client._server.pid if client._server is not None else 0  # type: ignore[attr-defined]
+    pid = client._server.pid if client._server is not None else 0
 
     text = flat_program(lines)
     uri = f"file:///bench/memory-{lines}.prose"
@@ -123,8 +123,8 @@ def main() -> None:
     first_k = next((f for f in figures if f[0] >= 1_000), figures[0])
     last = figures[-1]
     if last[0] > first_k[0]:
-        slope = (last[1] - first_k[1]) * 1024 / (last[0] - first_k[0])
-        print(f"growth from {first_k[0]:,} to {last[0]:,} edits: {slope:.2f} KB per edit")
+        growth = (last[1] - first_k[1]) * 1024 / (last[0] - first_k[0])
+        print(f"growth from {first_k[0]:,} to {last[0]:,} edits: {growth:.2f} KB per edit")
     print(f"({seconds:.0f} s in all; goal: memory levels off, growth near 0 KB per edit)")
 
 

@@ -10,6 +10,7 @@ import platform
 import tracemalloc
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -131,7 +132,7 @@ def memory_table(parse: Callable[[str], Any], lines: int) -> str:
     ]
     rows = []
     for name, text, func in subjects:
-        peak, kept = traced_memory(lambda func=func, text=text: func(text))
+        peak, kept = traced_memory(partial(func, text))
         per_line = kept * 2**20 / line_count(text)
         rows.append([name, str(line_count(text)), f"{peak:.1f}", f"{kept:.1f}", f"{per_line:,.0f}"])
     header = ["tree (tracemalloc)", "lines", "peak MB", "retained MB", "bytes/line"]

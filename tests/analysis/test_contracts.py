@@ -122,9 +122,10 @@ def test_contract_of_a_program() -> None:
         ("angle", False),  # after an executable statement: a runtime prompt
     ]
     assert [p.name for p in contract.outputs] == ["findings", "sources", "caveat"]
-    assert contract.input("topic") is not None and contract.input("topic").start == (1, 6)
-    assert contract.output("findings") is not None
-    assert contract.output("findings").end == (5, 15)
+    topic = contract.input("topic")
+    assert topic is not None and topic.start == (1, 6)
+    findings = contract.output("findings")
+    assert findings is not None and findings.end == (5, 15)
 
 
 def test_agents_and_uses_do_not_end_the_header() -> None:
