@@ -24,34 +24,6 @@ from openprose.syntax import tree as t
 # Bare words that are values, not variable references.
 LITERALS = frozenset(("true", "false", "null", "none", "True", "False", "None"))
 
-# Words that start definitions and control flow: a variable named `session` or `for`
-# reads as the statement.  The others (`input`, `as`, `in`, `map`, `until`...) are
-# keywords only where the grammar expects them, so they stay usable as names.
-RESERVED_WORDS = frozenset(
-    [
-        "agent",
-        "block",
-        "let",
-        "const",
-        "session",
-        "resume",
-        "do",
-        "parallel",
-        "repeat",
-        "for",
-        "loop",
-        "try",
-        "catch",
-        "finally",
-        "throw",
-        "choice",
-        "option",
-        "if",
-        "elif",
-        "else",
-    ]
-)
-
 
 class Kind(enum.Enum):
     AGENT = "agent"
@@ -97,7 +69,8 @@ class Symbol:
 
     @property
     def start(self) -> tuple[int, int]:
-        return self.leaf.start_pos
+        position: tuple[int, int] = self.leaf.start_pos
+        return position
 
 
 @dataclass(eq=False)

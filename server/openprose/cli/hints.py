@@ -70,9 +70,9 @@ def _word_at(analysis: Analysis, diagnostic: Diagnostic) -> str:
 def _keywords(analysis: Analysis, diagnostic: Diagnostic) -> list[str]:
     """For a statement that starts with a plain name (``sesion "..."``): the statement
     keywords close to it."""
-    from openprose.ide.completion.items import _STATEMENT_KEYWORDS
     from openprose.ide.fixes.did_you_mean import close_names
     from openprose.syntax import tree as t
+    from openprose.syntax.vocabulary import STATEMENT_KEYWORDS
 
     try:
         leaf = analysis.module.get_leaf_for_position(diagnostic.start)
@@ -82,4 +82,4 @@ def _keywords(analysis: Analysis, diagnostic: Diagnostic) -> list[str]:
         leaf = leaf.get_next_leaf()  # the line break that ends where the statement starts
     if not isinstance(leaf, t.Name) or leaf.start_pos != diagnostic.start:
         return []
-    return close_names(leaf.value, _STATEMENT_KEYWORDS)
+    return close_names(leaf.value, STATEMENT_KEYWORDS)

@@ -16,13 +16,14 @@ from typing import Any
 
 from openprose.syntax import tree as t
 from openprose.syntax.issues import iter_issues
+from openprose.syntax.vocabulary import PIPE_OPERATIONS
 
 INDENT = "  "
 _LINE_BREAK = re.compile(r"\r\n|\n|\r")
 _OPEN = frozenset("([{")
 _CLOSE = frozenset(")]}")
 # Keywords written directly before their parameters: `reduce(acc, item):`.
-_CALL_LIKE_KEYWORDS = frozenset(("reduce", "map", "filter", "pmap"))
+_CALL_LIKE_KEYWORDS = frozenset(PIPE_OPERATIONS)
 
 
 def line_ending(text: str, module: Any = None) -> str:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from openprose.syntax import tree as t
+from openprose.syntax.vocabulary import UNSUPPORTED_STATEMENTS
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,8 +209,7 @@ KEYWORDS: dict[str, Doc] = {
     ),
 }
 
-_UNSUPPORTED = ("return", "break", "continue", "assert", "pass")
-for _word in _UNSUPPORTED:
+for _word in UNSUPPORTED_STATEMENTS:
     KEYWORDS[_word] = Doc(
         f"`{_word}` is not an OpenProse statement (see the diagnostic on this line for what "
         "to write instead)."

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from openprose.analysis.model import LITERALS, RESERVED_WORDS, Kind
+from openprose.analysis.model import LITERALS, Kind
 from openprose.format import TextEdit
 from openprose.ide.analysis import Analysis
 from openprose.ide.cross_file_rename import importer_edits, rename_port
@@ -17,6 +17,7 @@ from openprose.ide.ports import imported_program
 from openprose.ide.rename_edits import occurrence_edits, variable_collision
 from openprose.ide.types import Pos, PrepareRename, Range, RenameError
 from openprose.syntax import tree as t
+from openprose.syntax.vocabulary import RESERVED_WORDS
 
 _IDENTIFIER = re.compile(r"[^\W\d]\w*(?:-\w+)*")
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from openprose.syntax import tree as t
+from openprose.syntax.vocabulary import JOIN_STRATEGIES, ON_FAIL_POLICIES, SESSION_PROPERTIES
 from openprose.vm import events as ev
 from openprose.vm.accounting import (
     Breakdown,
@@ -67,8 +68,6 @@ from openprose.vm.values import (
 MAX_DEPTH = 100
 DEFAULT_CONCURRENCY = 8
 UNBOUNDED_LOOP_LIMIT = 100
-JOINS = ("all", "first", "any")
-POLICIES = ("fail-fast", "continue", "ignore")
 
 
 class Clock(Protocol):
@@ -752,7 +751,7 @@ class Interpreter:
         properties = tuple(
             (name, _property_source(name, prop))
             for name, prop in merged.items()
-            if name not in ("prompt", "model", "context", "retry", "backoff")
+            if name not in SESSION_PROPERTIES
         )
         items = await self.context_items(own.get("context"), ctx, properties, own.get("context"))
         retries = to_count(await self.expression(own["retry"].value, ctx)) if "retry" in own else 0
@@ -1521,13 +1520,13 @@ class Interpreter:
         if modifiers is not None:
             for item in modifiers.positional():
                 value = render(await self.expression(item, ctx))
-                if value in JOINS:
+                if value in JOIN_STRATEGIES:
                     strategy = value
             for kw in modifiers.keyword_arguments():
                 value = await self.expression(kw.value, ctx)
                 if kw.name.value == "count":
                     count = to_count(value)
-                elif kw.name.value == "on-fail" and render(value) in POLICIES:
+                elif kw.name.value == "on-fail" and render(value) in ON_FAIL_POLICIES:
                     on_fail = render(value)
         return strategy, count, on_fail
 

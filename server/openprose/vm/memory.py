@@ -26,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from openprose.syntax.vocabulary import PERSIST_VALUES
 from openprose.vm.memory_compact import estimate_tokens, fold, folded_numbers
 from openprose.vm.memory_files import FileMemoryStore
 from openprose.vm.memory_sql import PostgresMemoryStore, SqliteMemoryStore
@@ -129,7 +130,7 @@ class AgentMemories:
 
     def directory(self, agent: str, scope: str) -> Path | None:
         """Where ``agent``'s memory lives for a ``persist:`` value (None: in memory only)."""
-        if scope in ("true", "project", "user"):
+        if scope in PERSIST_VALUES:
             root = self._agents_root(scope)
             return root / agent if root is not None else None
         return self._custom(scope)

@@ -29,9 +29,8 @@ from typing import Any
 
 from openprose.analysis.context import Context
 from openprose.syntax import tree as t
+from openprose.syntax.vocabulary import JOIN_STRATEGIES, ON_FAIL_POLICIES
 
-JOIN_STRATEGIES = ("all", "first", "any")
-ON_FAIL_POLICIES = ("fail-fast", "continue", "ignore")
 SHORT_CONDITION = 3  # characters: a condition shorter than this may be ambiguous
 
 

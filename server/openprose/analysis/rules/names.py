@@ -12,9 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from openprose.analysis.context import Context
-from openprose.analysis.model import RESERVED_WORDS, Kind, Reference, Symbol, exclusive
+from openprose.analysis.model import Kind, Reference, Symbol, exclusive
 from openprose.analysis.rules.structure import container_keyword, nested_agents
 from openprose.syntax import tree as t
+from openprose.syntax.vocabulary import RESERVED_WORDS
 
 _UNDEFINED = {
     "interpolation": ("E044", "undefined variable `{name}` in interpolation"),

@@ -18,16 +18,17 @@ from typing import Any
 from openprose.analysis.context import Context
 from openprose.analysis.rules.agent_memory import persistence
 from openprose.syntax import tree as t
-
-MODELS = ("sonnet", "opus", "haiku")
-BACKOFFS = ("none", "linear", "exponential")
-ACCESS = ("allow", "deny", "prompt")
-PATTERN_PERMISSIONS = ("read", "write", "execute")
-ACCESS_PERMISSIONS = ("bash", "network")
-PERMISSIONS = PATTERN_PERMISSIONS + ACCESS_PERMISSIONS
-
-AGENT_PROPERTIES = ("model", "prompt", "persist", "skills", "permissions")
-SESSION_PROPERTIES = ("model", "prompt", "context", "retry", "backoff")
+from openprose.syntax.vocabulary import (
+    ACCESS_PERMISSIONS,
+    AGENT_PROPERTIES,
+    BACKOFFS,
+    MODELS,
+    PATTERN_PERMISSIONS,
+    PERMISSION_ACCESS,
+    PERMISSIONS,
+    PERSIST_VALUES,
+    SESSION_PROPERTIES,
+)
 
 MAX_PROMPT = 10_000
 HIGH_RETRY = 10
@@ -61,7 +62,7 @@ def _word(value: Any) -> str | None:
 
 
 def _shown(value: Any) -> str:
-    text = value.get_code(include_prefix=False)
+    text: str = value.get_code(include_prefix=False)
     return text if len(text) <= 40 else text[:37] + "..."
 
 
@@ -180,7 +181,7 @@ def _persist(ctx: Context, prop: t.Property) -> None:
         if value.is_terminated and not value.text.strip():
             ctx.report("W009", "empty persist path: use true, project or a path string", value)
         return
-    if isinstance(value, t.Name | t.Keyword) and value.value in ("true", "project", "user"):
+    if isinstance(value, t.Name | t.Keyword) and value.value in PERSIST_VALUES:
         return
     ctx.report(
         "W009",
@@ -268,7 +269,11 @@ def _permission_value(ctx: Context, permission: t.Property) -> None:
             ctx.report(
                 "W009",
                 f"unknown permission value for `{kind}`: expected "
-                + ("an array of patterns" if kind in PATTERN_PERMISSIONS else _one_of(ACCESS)),
+                + (
+                    "an array of patterns"
+                    if kind in PATTERN_PERMISSIONS
+                    else _one_of(PERMISSION_ACCESS)
+                ),
                 permission.name_leaf,
             )
         return
@@ -276,8 +281,8 @@ def _permission_value(ctx: Context, permission: t.Property) -> None:
         if kind in ACCESS_PERMISSIONS:
             ctx.report(
                 "W009",
-                f"`{kind}` takes {_one_of(ACCESS)}, not a list of patterns (pattern lists are "
-                f"for {_one_of(PATTERN_PERMISSIONS)})",
+                f"`{kind}` takes {_one_of(PERMISSION_ACCESS)}, not a list of patterns "
+                f"(pattern lists are for {_one_of(PATTERN_PERMISSIONS)})",
                 value,
             )
             return
@@ -289,12 +294,12 @@ def _permission_value(ctx: Context, permission: t.Property) -> None:
                     element,
                 )
         return
-    if _word(value) in ACCESS:
+    if _word(value) in PERMISSION_ACCESS:
         return
     if kind in PATTERN_PERMISSIONS:
-        expected = f'an array of patterns (`{kind}: ["*.md"]`), or {_one_of(ACCESS)}'
+        expected = f'an array of patterns (`{kind}: ["*.md"]`), or {_one_of(PERMISSION_ACCESS)}'
     else:
-        expected = _one_of(ACCESS)
+        expected = _one_of(PERMISSION_ACCESS)
     ctx.report(
         "W009",
         f"unknown permission value `{_shown(value)}` for `{kind}`: expected {expected}",

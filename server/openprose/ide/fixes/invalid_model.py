@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from openprose.analysis.rules.properties import MODELS
 from openprose.diagnostics import Diagnostic
 from openprose.ide.fixes.did_you_mean import close_matches
 from openprose.ide.fixes.edits import replace_node
 from openprose.ide.fixes.fixer import Fix, Fixer, ancestor, node_text, quickfix
 from openprose.syntax import tree as t
+from openprose.syntax.vocabulary import MODELS
 
 __all__ = ["invalid_model"]
 

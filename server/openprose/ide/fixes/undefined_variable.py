@@ -13,13 +13,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from openprose.analysis.model import RESERVED_WORDS, Reference
+from openprose.analysis.model import Reference
 from openprose.diagnostics import Diagnostic
 from openprose.format import TextEdit
 from openprose.ide.analysis import Analysis
 from openprose.ide.fixes.edits import text_edit
 from openprose.ide.fixes.fixer import Fix, Fixer, quickfix, suggestions
 from openprose.syntax import tree as t
+from openprose.syntax.vocabulary import RESERVED_WORDS
 
 __all__ = ["define_variable", "undefined_variable"]
 
@@ -197,7 +198,8 @@ def _above_comments(analysis: Analysis, statement: Any, keep_header: bool) -> in
     """The 0-based line above the comment lines right over ``statement`` (at its
     indentation), which describe it; a comment block opening the file stays first."""
     lines = analysis.lines
-    row = statement.start_pos[0] - 1
+    start: tuple[int, int] = statement.start_pos
+    row = start[0] - 1
     indent = lines[row][: statement.start_pos[1]].lstrip("\ufeff")
     above = row
     while above > 0:

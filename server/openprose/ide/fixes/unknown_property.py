@@ -6,18 +6,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from openprose.analysis.rules.properties import AGENT_PROPERTIES, SESSION_PROPERTIES
 from openprose.diagnostics import Diagnostic
 from openprose.ide.fixes.did_you_mean import close_matches
 from openprose.ide.fixes.edits import replace_node, text_edit
 from openprose.ide.fixes.fixer import Fix, Fixer, ancestor, node_text, quickfix, suggestions
 from openprose.syntax import tree as t
+from openprose.syntax.vocabulary import (
+    AGENT_PROPERTIES,
+    LOOP_MODIFIERS,
+    PARALLEL_MODIFIERS,
+    SESSION_PROPERTIES,
+)
 
 __all__ = ["unknown_property"]
-
-
-_LOOP_MODIFIERS = ("max",)
-_PARALLEL_MODIFIERS = ("on-fail", "count")
 
 
 def unknown_property(fixer: Fixer, diagnostic: Diagnostic, leaf: Any) -> list[Fix]:
@@ -65,7 +66,7 @@ def _unknown_modifier(item: t.KeywordArgument) -> list[Fix]:
     if isinstance(owner, t.Loop):
         if "max" in present:
             return []
-        close = close_matches(name, _LOOP_MODIFIERS)
+        close = close_matches(name, LOOP_MODIFIERS)
         return [
             quickfix(
                 "Change to `max`",
@@ -79,7 +80,7 @@ def _unknown_modifier(item: t.KeywordArgument) -> list[Fix]:
         return suggestions(
             "W005",
             name,
-            [m for m in _PARALLEL_MODIFIERS if m not in present],
+            [m for m in PARALLEL_MODIFIERS if m not in present],
             lambda other: replace_node(item.name, other),
         )
     return []

@@ -17,12 +17,11 @@ from openprose.syntax.parser.core import (
     gc_paused,
     relation,
 )
-from openprose.syntax.parser.expressions import PIPE_OPERATIONS, ExpressionParser
+from openprose.syntax.parser.expressions import ExpressionParser
 from openprose.syntax.parser.statements import UNSUPPORTED_HINTS, Parser
 
 __all__ = [
     "MAX_NESTING",
-    "PIPE_OPERATIONS",
     "UNSUPPORTED_HINTS",
     "BlockKind",
     "ExpressionParser",

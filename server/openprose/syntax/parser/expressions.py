@@ -14,8 +14,8 @@ from openprose.syntax.parser.core import (
     deeper,
     too_deep,
 )
+from openprose.syntax.vocabulary import PIPE_OPERATIONS
 
-PIPE_OPERATIONS = ("map", "filter", "pmap", "reduce")
 COMPARISON_OPERATORS = frozenset(("==", "!=", "<", ">", "<=", ">="))
 ARITHMETIC_OPERATORS = frozenset("+-*/")
 _OPENERS = frozenset("([{")

@@ -8,6 +8,7 @@ from typing import Any, cast
 from openprose.syntax import tree as t
 from openprose.syntax.parser.core import BlockKind
 from openprose.syntax.parser.expressions import EXPRESSIONS, ExpressionParser
+from openprose.syntax.vocabulary import CLAUSE_KEYWORDS, UNSUPPORTED_STATEMENTS
 
 UNSUPPORTED_HINTS = {
     "return": "`return` is not an OpenProse statement: a block has no early exit; "
@@ -372,14 +373,6 @@ _STATEMENTS: dict[str, Callable[[Parser], Any]] = {
     "throw": Parser.parse_throw,
     "choice": Parser.parse_choice,
     "if": Parser.parse_if,
-    "elif": Parser.parse_orphan,
-    "else": Parser.parse_orphan,
-    "catch": Parser.parse_orphan,
-    "finally": Parser.parse_orphan,
-    "option": Parser.parse_orphan,
-    "return": Parser.parse_unsupported,
-    "break": Parser.parse_unsupported,
-    "continue": Parser.parse_unsupported,
-    "assert": Parser.parse_unsupported,
-    "pass": Parser.parse_unsupported,
+    **dict.fromkeys(CLAUSE_KEYWORDS, Parser.parse_orphan),
+    **dict.fromkeys(UNSUPPORTED_STATEMENTS, Parser.parse_unsupported),
 }

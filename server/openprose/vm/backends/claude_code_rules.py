@@ -14,6 +14,8 @@ import json
 import os
 from dataclasses import dataclass
 
+from openprose.syntax.vocabulary import PERMISSION_ACCESS
+
 READ_TOOLS = ("Read", "Glob", "Grep")
 WRITE_TOOLS = ("Edit", "Write", "NotebookEdit")
 NETWORK_TOOLS = ("WebFetch", "WebSearch")
@@ -116,7 +118,7 @@ def rules_for(permissions: str | None) -> Rules:
             continue  # an unknown kind (the checker warned, W008) grants nothing
         if isinstance(value, list):
             policy[kind] = tuple(str(p) for p in value)
-        elif value in ("allow", "deny", "prompt"):
+        elif value in PERMISSION_ACCESS:
             policy[kind] = value
     # `bash` is the shell as a whole; `execute` narrows it to programs by pattern.
     if policy["bash"] != "deny" and not isinstance(policy["execute"], tuple):
