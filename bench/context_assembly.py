@@ -166,7 +166,7 @@ class Measured(OfflineBackend):
 def install_timers() -> None:
     """Wrap the VM's assembly steps (from here: the VM's code is not changed)."""
     context_items = Interpreter.context_items
-    fit = interpreter_module.fit  # the name ``Interpreter.with_retry`` calls
+    fit = vars(interpreter_module)["fit"]  # the name ``Interpreter.with_retry`` calls
     build = Plan.build
     binding_location = Interpreter.binding_location
     summary = Interpreter.summary

@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 
 from openprose.checking import check_text
-from openprose.codes import CODES
+from openprose.codes import CODES, SYNTAX_CODES
 from openprose.config import (
-    SYNTAX_CODES,
     Config,
     ConfigError,
     ConfigFinder,

@@ -25,8 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from openprose.codes import CODES, severity_of
-from openprose.config import SYNTAX_CODES
+from openprose.codes import CODES, SYNTAX_CODES, severity_of
 from openprose.diagnostics import Diagnostic
 from openprose.syntax.tree import Newline, iter_leaves
 

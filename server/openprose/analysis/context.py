@@ -6,11 +6,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from openprose.analysis.model import Model
 from openprose.codes import severity_of
 from openprose.diagnostics import Diagnostic, Position, Related
+
+_T = TypeVar("_T")
 
 
 def span(node: Any) -> tuple[Position, Position]:
@@ -76,11 +78,12 @@ class Context:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     _memo: dict[str, Any] = field(default_factory=dict, repr=False)
 
-    def memo(self, key: str, compute: Callable[[], Any]) -> Any:
+    def memo(self, key: str, compute: Callable[[], _T]) -> _T:
         """A value rules share within one check, computed the first time it is asked for."""
         if key not in self._memo:
             self._memo[key] = compute()
-        return self._memo[key]
+        value: _T = self._memo[key]
+        return value
 
     def diagnostics_sorted(self) -> list[Diagnostic]:
         return sorted(self.diagnostics, key=Diagnostic.sort_key)

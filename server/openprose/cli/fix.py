@@ -92,7 +92,7 @@ def fix_text(
     """``text`` with its safe fixes applied (and the unsafe ones with ``unsafe``), and
     what is left.  ``before`` is what ``check`` found in ``text``; ``check`` is the checking
     the report uses, so what is counted as fixed is what the report no longer shows."""
-    from openprose.config import SYNTAX_CODES
+    from openprose.codes import SYNTAX_CODES
 
     syntax_errors = sum(d.code in SYNTAX_CODES for d in before)
     if syntax_errors:

@@ -7,7 +7,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from openprose.analysis import Context, prepare
+from openprose.analysis import Context, Model, prepare
 from openprose.diagnostics import Diagnostic
 from openprose.ide.types import Pos, Range
 from openprose.syntax import parse
@@ -30,7 +30,7 @@ class Analysis:
         return prepare(self.module, self.path)
 
     @property
-    def model(self) -> Any:
+    def model(self) -> Model:
         return self.context.model
 
     @property

@@ -31,8 +31,10 @@ def leaf_end(leaf: Any) -> tuple[int, int]:
     """A leaf's end (parso position), without parso's line splitting for one-line leaves."""
     value = leaf.value
     if "\n" not in value and "\r" not in value:
-        return leaf.line, leaf.column + len(value)
-    return leaf.end_pos
+        line: int = leaf.line
+        return line, leaf.column + len(value)
+    end: tuple[int, int] = leaf.end_pos
+    return end
 
 
 def last_content_leaf(node: Any) -> Any:
@@ -54,7 +56,8 @@ def content_end(node: Any) -> tuple[int, int]:
         return leaf_end(node)
     leaf = last_content_leaf(node)
     if leaf is None:
-        return node.start_pos
+        start: tuple[int, int] = node.start_pos
+        return start
     return leaf_end(leaf)
 
 

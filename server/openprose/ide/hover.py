@@ -52,8 +52,7 @@ class _Nothing(Exception):
 
 def _suppression_code(analysis: Analysis, position: Pos) -> Hover | None:
     """The rule a code in a suppression comment names, when the cursor is on one."""
-    from openprose.codes import CODES
-    from openprose.config import SYNTAX_CODES
+    from openprose.codes import CODES, SYNTAX_CODES
     from openprose.suppressions import DIRECTIVE, listed_codes
 
     line, character = position

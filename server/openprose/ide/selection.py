@@ -118,7 +118,8 @@ def _words(text: str, offset: int, line: int, column: int) -> list[Range]:
 
 def _offset_in(leaf: Any, target: tuple[int, int]) -> int:
     """The offset in ``leaf.value`` of a parso position inside the leaf."""
-    line, column = leaf.start_pos
+    start: tuple[int, int] = leaf.start_pos
+    line, column = start
     if target[0] == line:
         return target[1] - column
     value = leaf.value

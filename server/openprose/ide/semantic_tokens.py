@@ -115,9 +115,10 @@ def _first_line(node: Any) -> int:
     if not hasattr(leaf, "prefix"):
         return 1 << 30
     prefix = leaf.prefix
+    line: int = leaf.line
     if "\n" not in prefix and "\r" not in prefix:
-        return leaf.line - 1
-    return leaf.line - 1 - len(LINE_BREAK.findall(prefix))
+        return line - 1
+    return line - 1 - len(LINE_BREAK.findall(prefix))
 
 
 class _Emitter:

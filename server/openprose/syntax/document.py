@@ -380,7 +380,7 @@ def _line_indent(leaf: Any) -> str:
         if isinstance(prev, t.Newline):
             break
         current = prev
-    prefix = current.prefix
+    prefix: str = current.prefix
     cut = max(prefix.rfind("\n"), prefix.rfind("\r")) + 1
     indent = prefix[cut:]
     return indent.lstrip("\ufeff") if cut == 0 else indent

@@ -104,7 +104,8 @@ def _insertion_line(analysis: Analysis, statement: Any) -> int:
     """Above the comment lines right over a top-level statement, unless they open the
     file (a header stays first)."""
     lines = analysis.lines
-    row = statement.start_pos[0] - 1
+    start: tuple[int, int] = statement.start_pos
+    row = start[0] - 1
     above = row
     while above > 0 and lines[above - 1].lstrip("\ufeff").startswith("#"):
         above -= 1

@@ -88,7 +88,8 @@ def _insertion_line(fixer: Fixer, statement: Any) -> int:
     """The 0-based line to insert a definition before ``statement``: above the comment
     lines right over it, unless those open the file (a header stays first)."""
     lines = fixer.analysis.lines
-    line = statement.start_pos[0] - 1
+    start: tuple[int, int] = statement.start_pos
+    line = start[0] - 1
     above = line
     while above > 0 and lines[above - 1].lstrip("\ufeff").startswith("#"):
         above -= 1

@@ -5,8 +5,7 @@ directive.
 
 from __future__ import annotations
 
-from openprose.codes import CODES
-from openprose.config import SYNTAX_CODES
+from openprose.codes import CODES, SYNTAX_CODES
 from openprose.diagnostics import Diagnostic
 from openprose.format import TextEdit
 from openprose.ide.fixes.did_you_mean import MAX_SUGGESTIONS

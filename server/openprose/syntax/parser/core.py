@@ -182,7 +182,7 @@ class ParserCore:
         return tok
 
     def take_keyword(self) -> t.Keyword:
-        tok = self.toks[self.i]
+        tok: t.Keyword = self.toks[self.i]
         self.i += 1
         tok.__class__ = t.Keyword  # same slots: a soft keyword becomes a Keyword leaf
         return tok
