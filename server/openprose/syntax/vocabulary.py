@@ -37,7 +37,9 @@ STATEMENT_KEYWORDS = (
     "resume",
 )
 
-# The statement keywords that also start an expression (``x = session "..."``).
+# The statement keywords that also start an expression (``x = session "..."``), as
+# completion offers them after ``=``.  The parser also reads ``try`` as a value
+# (``x = try: ...``), which completion does not offer there.
 EXPRESSION_KEYWORDS = ("session", "resume", "do", "parallel", "repeat", "for", "loop")
 
 # Statement keywords allowed only at the top level of a program.
