@@ -7,14 +7,12 @@ import socket
 import subprocess
 import sys
 import time
+from typing import IO
+
+from tests.lsp.raw import frame
 
 
-def frame(message: dict[str, object]) -> bytes:
-    body = json.dumps(message).encode("utf-8")
-    return b"Content-Length: %d\r\n\r\n" % len(body) + body
-
-
-def read_message(stream) -> dict[str, object]:  # type: ignore[no-untyped-def]
+def read_message(stream: IO[bytes]) -> dict[str, object]:
     length = 0
     while True:
         line = stream.readline()
@@ -25,7 +23,8 @@ def read_message(stream) -> dict[str, object]:  # type: ignore[no-untyped-def]
         name, _, value = line.decode("ascii").partition(":")
         if name.lower() == "content-length":
             length = int(value)
-    return json.loads(stream.read(length))  # type: ignore[no-any-return]
+    message: dict[str, object] = json.loads(stream.read(length))
+    return message
 
 
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}

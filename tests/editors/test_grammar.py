@@ -25,11 +25,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from editor_tools import unavailable
+from parso.tree import Leaf
 
 from openprose.syntax import parse
 from openprose.syntax.tree import Discretion, String
 from tests.corpus import location
+from tests.editors.editor_tools import unavailable
 
 ROOT = Path(__file__).resolve().parents[2]
 SYNTAXES = ROOT / "syntaxes"
@@ -300,7 +301,7 @@ class Tokenized:
     def leaves(self) -> list[Any]:
         """The leaves of the project's parse tree."""
         result = []
-        leaf = parse(self.text).get_first_leaf()
+        leaf: Leaf | None = parse(self.text).get_first_leaf()
         while leaf is not None:
             result.append(leaf)
             leaf = leaf.get_next_leaf()
