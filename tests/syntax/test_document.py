@@ -6,6 +6,7 @@ import pytest
 from parso import tree as parso_tree
 
 from openprose.syntax import Document, parse
+from openprose.syntax import tree as t
 from openprose.syntax.debug import check_parents, signature
 
 
@@ -66,7 +67,7 @@ def test_typing_else_attaches_to_the_preceding_if() -> None:
     doc.apply_edit((2, 0), (2, 0), 'else:\n  session "wait"\n')
     assert_matches_full_parse(doc)
     statement = doc.module.statements()[0]
-    assert statement.else_clause is not None
+    assert isinstance(statement, t.IfStatement) and statement.else_clause is not None
 
 
 def test_opening_a_triple_quote_swallows_the_rest_like_a_full_parse() -> None:

@@ -22,6 +22,7 @@ from openprose.syntax import (
     parse,
     syntax_diagnostics,
 )
+from openprose.syntax import tree as t
 from openprose.syntax.tokenizer import LogicalLine, Tokenizer
 
 
@@ -190,7 +191,9 @@ def test_mixed_line_endings() -> None:
     module = parse(text)
     assert syntax_diagnostics(module) == []
     agent, session = module.statements()
-    assert agent.get_property("prompt").name_leaf.start_pos == (3, 2)
+    assert isinstance(agent, t.AgentDefinition)
+    prompt = agent.get_property("prompt")
+    assert prompt is not None and prompt.name_leaf.start_pos == (3, 2)
     assert session.start_pos == (4, 0)
     assert_positions_match_text(text)
 
@@ -200,6 +203,7 @@ def test_line_endings_inside_triple_string() -> None:
     module = parse(text)
     assert syntax_diagnostics(module) == []
     first, second = module.statements()
+    assert isinstance(first, t.Session) and first.prompt is not None
     assert first.prompt.end_pos == (3, 4)
     assert second.start_pos == (4, 0)
     assert_positions_match_text(text)
@@ -295,7 +299,9 @@ def test_astral_characters_in_triple_string() -> None:
     text = 'session """\n😀😀 {x}\n"""\nsession "b"\n'
     module = parse(text)
     assert syntax_diagnostics(module) == []
-    (part,) = [p for p in module.statements()[0].prompt.parts() if p.kind == "interpolation"]
+    session = module.statements()[0]
+    assert isinstance(session, t.Session) and session.prompt is not None
+    (part,) = [p for p in session.prompt.parts() if p.kind == "interpolation"]
     assert part.start == (2, 3)
     assert_positions_match_text(text)
 
@@ -333,7 +339,7 @@ def test_comment_lines_do_not_open_blocks() -> None:
     module = parse(text)
     assert syntax_diagnostics(module) == []
     (do,) = module.statements()
-    assert len(do.body_statements()) == 2
+    assert isinstance(do, t.DoBlock) and len(do.body_statements()) == 2
 
 
 def test_trailing_comment_goes_to_newline_prefix() -> None:
@@ -448,6 +454,8 @@ def test_multiline_call_arguments() -> None:
     module = parse(text)
     assert syntax_diagnostics(module) == []
     (let,) = module.statements()
+    assert isinstance(let, t.LetBinding) and isinstance(let.value, t.ProgramCall)
+    assert let.value.arguments is not None
     assert [k.name.value for k in let.value.arguments.keyword_arguments()] == ["topic", "depth"]
 
 
