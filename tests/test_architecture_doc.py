@@ -24,11 +24,13 @@ def named_paths() -> list[str]:
 
 def exists(name: str) -> bool:
     """The page's paths are relative to the package, unless they start at the repository's
-    root; a bare file name is one of the package's modules, in whatever layer."""
+    root; a bare file name is in a folder the text around it names: one of the package's,
+    the tests' or the benchmarks'."""
     if "/" not in name.rstrip("/"):
         if (ROOT / name).exists():
             return True
-        return any(PACKAGE.rglob(name))
+        folders = (PACKAGE, ROOT / "tests", ROOT / "bench")
+        return any(next(folder.rglob(name), None) for folder in folders)
     return any(next(base.glob(name.rstrip("/")), None) for base in (PACKAGE, ROOT))
 
 
