@@ -186,7 +186,7 @@ def test_every_specific_of_a_folded_segment_survives(summaries: list[list[str]])
 
 @settings(max_examples=200, deadline=None)
 @given(
-    st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=200),
+    st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_size=200),
     st.lists(SENTENCE, max_size=4),
 )
 def test_memory_md_round_trips_its_understanding_and_history(

@@ -42,7 +42,8 @@ def test_ordering_needs_integers() -> None:
 
 
 def test_truth() -> None:
-    assert [truth(v) for v in ("yes", "no", "", "false", 0, 2, [])] == [
+    values: tuple[object, ...] = ("yes", "no", "", "false", 0, 2, [])
+    assert [truth(v) for v in values] == [
         True,
         False,
         False,

@@ -19,7 +19,7 @@ import pytest
 pytest.importorskip("opentelemetry.sdk")
 
 from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
@@ -78,7 +78,9 @@ class Recorded:
                 for metric in scope.metrics:
                     if metric.name == name:
                         found += [
-                            (dict(p.attributes), p.count, p.sum) for p in metric.data.data_points
+                            (dict(p.attributes or {}), p.count, p.sum)
+                            for p in metric.data.data_points
+                            if isinstance(p, HistogramDataPoint)
                         ]
         return found
 

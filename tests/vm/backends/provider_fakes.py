@@ -250,7 +250,7 @@ def anthropic_tool_use_stream(
 ) -> Reply:
     """A streamed answer that only calls one tool (``stop_reason: tool_use``), as an agent's
     first turn does; the client runs the tool and sends its result in the next request."""
-    message = {
+    message: dict[str, Any] = {
         "id": ref,
         "type": "message",
         "role": "assistant",

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from state_support import RunInState, StateRun
 
 from openprose.vm.backends.offline import OfflineBackend
 from openprose.vm.interpreter import Options
@@ -28,6 +27,7 @@ from openprose.vm.state import BACKENDS, Catalog, RunStore, open_catalog
 # A fixture (it skips without PostgreSQL locally, and fails under CI): importing it here
 # makes it visible to the tests of this folder.
 from tests.postgres_cluster import postgres_db_url  # noqa: F401
+from tests.vm.state.state_support import RunInState, StateRun
 
 DURABLE = tuple(state for state in BACKENDS if state != "in-context")
 
@@ -103,7 +103,7 @@ def run_in_state(tmp_path: Path) -> RunInState:
                 backend=backend or OfflineBackend(),
                 options=options or Options(jitter=False),
                 resume=resume,
-                catalog=recording,  # type: ignore[arg-type]
+                catalog=recording,
                 project_root=tmp_path,
             )
         )

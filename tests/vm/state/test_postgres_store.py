@@ -580,7 +580,10 @@ def test_the_narration_commits_asynchronously_but_a_binding_does_not(
     connection = store.record_rows.connection
     assert connection.execute("SHOW synchronous_commit").fetchone() == ("off",)
     spy = Spy(connection)
-    RunRecord(spy, store.run_id).write_binding("a", "let", "let a = ...", "A", None)
+    # A stand-in for the driver's connection: only the calls the record makes are seen.
+    RunRecord(spy, store.run_id).write_binding(  # type: ignore[arg-type]
+        "a", "let", "let a = ...", "A", None
+    )
     assert spy.seen == ["on"]
     assert connection.execute("SHOW synchronous_commit").fetchone() == ("off",)
     store.close()
