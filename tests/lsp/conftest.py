@@ -111,6 +111,7 @@ class Session:
         report = await self.client.text_document_diagnostic_async(
             types.DocumentDiagnosticParams(text_document=self.doc(uri))
         )
+        assert isinstance(report, types.RelatedFullDocumentDiagnosticReport)
         return list(report.items)
 
 

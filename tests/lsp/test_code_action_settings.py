@@ -5,6 +5,7 @@ says it shows."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,7 @@ async def actions(
     session: Session,
     uri: str,
     diagnostics: list[types.Diagnostic],
-    only: list[str] | None = None,
+    only: Sequence[types.CodeActionKind | str] | None = None,
     range: types.Range = LOOP_RANGE,
 ) -> list[types.CodeAction]:
     found = await session.client.text_document_code_action_async(

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from openprose.lsp.framing import FrameParser, Garbled, Message
 
 texts = st.text(
-    st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=30
+    st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=30
 )  # astral characters, line breaks and quotes included
 messages = st.builds(
     lambda n, text: {"jsonrpc": "2.0", "id": n, "method": "m", "params": {"text": text}},

@@ -161,6 +161,7 @@ class Editor:
                 text_document=types.TextDocumentIdentifier(uri=self.uri(self.parent))
             )
         )
+        assert isinstance(report, types.RelatedFullDocumentDiagnosticReport)
         return [str(d.code) for d in report.items]
 
     async def after(self, action: Callable[[], None], changes: bool = True) -> list[str]:

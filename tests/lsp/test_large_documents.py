@@ -120,7 +120,8 @@ async def test_formatting_of_a_text_changed_meanwhile_is_dropped(client: Languag
         )
     )
     # Edits computed for the large text would wreck the small one: none are sent.
-    assert list(await asyncio.wait_for(formatting, 120) or []) == []
+    sent = await asyncio.wait_for(formatting, 120)
+    assert list(sent or []) == []
 
 
 async def test_above_the_limit_formatting_and_code_actions_answer_nothing_and_say_so_once(
@@ -162,8 +163,8 @@ async def test_above_the_limit_formatting_and_code_actions_answer_nothing_and_sa
             text_document=types.TextDocumentIdentifier(uri=small), options=OPTIONS
         )
     )
-    before = "agent  a:\n    model: sonnet\n" + FIXABLE
-    assert apply_edits(before, from_lsp(before, edits or [], "utf-16")) == (
+    unformatted = "agent  a:\n    model: sonnet\n" + FIXABLE
+    assert apply_edits(unformatted, from_lsp(unformatted, edits or [], "utf-16")) == (
         "agent a:\n  model: sonnet\n" + FIXABLE
     )
     assert len(await code_actions(client, small, 3)) == 2  # the quick fix and fix all

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
+from typing import Any
 
-
-def frame(message: dict[str, object]) -> bytes:
-    body = json.dumps(message).encode()
-    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+from tests.lsp.raw import frame
 
 
 def test_a_cancel_for_an_answered_request_is_not_reported() -> None:
-    messages = [
+    messages: list[dict[str, Any]] = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}},
         {"jsonrpc": "2.0", "method": "initialized", "params": {}},
         # VS Code cancels requests whose answers are already on the way, on most keystrokes.

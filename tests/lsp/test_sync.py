@@ -118,6 +118,7 @@ class Editor:
         symbols = await self.client.text_document_document_symbol_async(
             types.DocumentSymbolParams(text_document=document)
         )
+        assert isinstance(report, types.RelatedFullDocumentDiagnosticReport)
         diagnostics = [(d.code, d.range, d.message) for d in report.items]
         return diagnostics, tokens.data if tokens else None, symbols
 
