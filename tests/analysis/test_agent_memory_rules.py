@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from rule_checks import Range, found, only
 
 from openprose.analysis import analyze
 from openprose.checking import check_text
 from openprose.diagnostics import Diagnostic
 from openprose.syntax import parse
+from tests.analysis.rule_checks import Range, found, only
 
 # code: (program, [(start, end) of each diagnostic with that code])
 BAD: dict[str, tuple[str, list[Range]]] = {

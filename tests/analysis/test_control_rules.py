@@ -4,9 +4,9 @@ arrays): every code with a program that breaks it (exact ranges) and one that do
 from __future__ import annotations
 
 import pytest
-from rule_checks import Range, found, only
 
 from openprose.checking import check_text
+from tests.analysis.rule_checks import Range, found, only
 
 TWO = '  session "a"\n  session "b"\n'
 

@@ -4,9 +4,9 @@ that breaks it (exact ranges) and one that does not."""
 from __future__ import annotations
 
 import pytest
-from rule_checks import Range, found, only
 
 from openprose.checking import check_text
+from tests.analysis.rule_checks import Range, found, only
 
 A = 'let a = session "first"\n'
 N = 'input n: "a number"\n'

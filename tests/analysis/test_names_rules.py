@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from rule_checks import only
 
 from openprose.checking import check_text
 from openprose.diagnostics import Diagnostic
+from tests.analysis.rule_checks import only
 
 
 def where(d: Diagnostic) -> tuple[tuple[int, int], tuple[int, int]]:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from rule_checks import found, only
 
 from openprose.checking import check_text
+from tests.analysis.rule_checks import found, only
 
 AGENT = '  agent critic:\n    model: opus\n    prompt: "You find weaknesses"\n'
 

@@ -5,9 +5,9 @@ test_agent_memory_rules.py)."""
 from __future__ import annotations
 
 import pytest
-from rule_checks import Range, found, only
 
 from openprose.checking import check_text
+from tests.analysis.rule_checks import Range, found, only
 
 # code: (program, [(start, end) of each diagnostic with that code])
 BAD: dict[str, tuple[str, list[Range]]] = {

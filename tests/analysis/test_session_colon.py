@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from rule_checks import found, only
 
 from openprose.checking import check_text
+from tests.analysis.rule_checks import found, only
 
 PROPS = '  prompt: "Summarize the notes"\n  model: haiku\n'
 

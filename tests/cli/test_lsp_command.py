@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import subprocess
@@ -68,6 +69,10 @@ def test_prose_lsp_speaks_over_stdio() -> None:
     finally:
         process.kill()
         process.wait(timeout=10)
+        for stream in (process.stdin, process.stdout, process.stderr):
+            if stream is not None:
+                with contextlib.suppress(BrokenPipeError):
+                    stream.close()
 
 
 def test_prose_ls_listens_on_tcp() -> None:

@@ -17,7 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from editor_tools import (
+
+from openprose.format import format_module
+from openprose.syntax import parse
+from tests.editors.editor_tools import (
     INDENTED,
     MISINDENTED,
     PROGRAM,
@@ -26,9 +29,6 @@ from editor_tools import (
     line_of,
     run_editor,
 )
-
-from openprose.format import format_module
-from openprose.syntax import parse
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "research-brief.prose"

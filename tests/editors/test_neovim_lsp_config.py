@@ -24,7 +24,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from editor_tools import PROGRAM, editor_env, line_of, run_editor
+
+from tests.editors.editor_tools import PROGRAM, editor_env, line_of, run_editor
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNTIME = ROOT / "editors" / "nvim"

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import IO, Any
 
 import pytest
-from editor_tools import unavailable
+
+from tests.editors.editor_tools import unavailable
 
 ROOT = Path(__file__).resolve().parents[2]
 EXTENSION = ROOT / "vscode-extension"

@@ -8,11 +8,11 @@ import random
 
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from test_format_properties import programs, texts
-from test_range import apply_edits
 
 from openprose.format import format_edits, format_text
 from openprose.format.diff import line_diff, split_lines
+from tests.support.edits import apply_edits
+from tests.support.strategies import programs, texts
 
 # Lines drawn from a small set, so that texts share and repeat lines as formatted ones do,
 # with every line ending, the last line sometimes without one, and astral characters.

@@ -15,14 +15,14 @@ from openprose.ide.types import Hover, Range
 from tests.support.cursor import cursor
 
 
-def at(source: str, path: Path | None = None) -> Hover | None:
+def hover_at(source: str, path: Path | None = None) -> Hover | None:
     """The hover at the caret of ``source`` (the caret removed)."""
     text, position = cursor(source)
     return hover(analyze_document(text, path=path), position)
 
 
 def contents(source: str, path: Path | None = None) -> str:
-    found = at(source, path)
+    found = hover_at(source, path)
     assert found is not None
     return found.contents
 
@@ -71,7 +71,7 @@ KEYWORD_PROGRAMS = {
 @pytest.mark.parametrize("word", sorted(KEYWORD_PROGRAMS))
 def test_keywords_explain_themselves_with_an_example(word: str) -> None:
     source = KEYWORD_PROGRAMS[word]
-    found = at(source)
+    found = hover_at(source)
     assert found is not None
     assert found.contents.startswith(f"**`{word}`** (keyword)")
     assert "```prose\n" in found.contents
@@ -112,7 +112,7 @@ PROPERTY_PROGRAMS = {
 
 @pytest.mark.parametrize("name", sorted(PROPERTY_PROGRAMS))
 def test_properties_explain_themselves(name: str) -> None:
-    found = at(PROPERTY_PROGRAMS[name])
+    found = hover_at(PROPERTY_PROGRAMS[name])
     assert found is not None
     assert found.contents.startswith(f"**`{name}`** (property)")
     assert "```prose\n" in found.contents
@@ -128,7 +128,7 @@ def test_properties_explain_themselves(name: str) -> None:
     ],
 )
 def test_modifiers_explain_themselves(source: str, name: str) -> None:
-    found = at(source)
+    found = hover_at(source)
     assert found is not None
     assert found.contents.startswith(f"**`{name}`** (modifier)")
     assert found.range.end[1] - found.range.start[1] == len(name)
@@ -138,7 +138,7 @@ def test_known_property_values_are_explained() -> None:
     assert "most capable" in contents("agent a:\n  model: op‸us\n")
     assert "Ask the user" in contents("agent a:\n  permissions:\n    bash: prompt‸\n")
     assert "Double the delay" in contents('session "A"\n  retry: 2\n  backoff: ‸exponential\n')
-    assert at('agent a:\n  prompt: "x"\n  model: ‸gpt\n') is None
+    assert hover_at('agent a:\n  prompt: "x"\n  model: ‸gpt\n') is None
 
 
 # --------------------------------------------------------------------------- agents
@@ -230,7 +230,7 @@ def test_loop_and_index_variables() -> None:
 
 def test_input_shows_its_description() -> None:
     source = 'input topic: "The subject to research"\nsession "About {top‸ic}"\n'
-    found = at(source)
+    found = hover_at(source)
     assert found is not None
     assert found.contents.startswith("**input** `topic`")
     assert "Input: The subject to research" in found.contents
@@ -256,7 +256,7 @@ def test_parameter_and_error_and_pipeline_variables() -> None:
 
 def test_dotted_interpolation_hovers_its_variable() -> None:
     source = 'let r = session "A"\nsession "Use {‸r.summary} now"\n'
-    found = at(source)
+    found = hover_at(source)
     assert found is not None
     assert found.contents.startswith("**let variable** `r`")
     assert found.range == Range((1, 14), (1, 15))
@@ -332,7 +332,7 @@ def test_inputs_and_outputs_of_an_imported_program(tmp_path: Path) -> None:
     write(tmp_path / "lib.prose", LIBRARY)
     main = tmp_path / "main.prose"
     source = 'use "./lib.prose" as lib\nlet r = lib(to‸pic: "x", depth: "y")\n'
-    found = at(source, main)
+    found = hover_at(source, main)
     assert found is not None
     assert found.contents.startswith("**input** `topic` of program `lib`")
     assert "The subject to research" in found.contents
@@ -351,7 +351,7 @@ def test_inputs_and_outputs_of_an_imported_program(tmp_path: Path) -> None:
 
 
 def test_discretion_condition() -> None:
-    found = at('if **the tests ‸pass**:\n  session "Ship"\n')
+    found = hover_at('if **the tests ‸pass**:\n  session "Ship"\n')
     assert found is not None
     assert found.contents.startswith("**discretion condition**")
     assert "judged by the model" in found.contents
@@ -376,7 +376,7 @@ def test_session_label() -> None:
     ],
 )
 def test_no_hover_where_there_is_nothing_to_say(source: str) -> None:
-    assert at(source) is None
+    assert hover_at(source) is None
 
 
 @pytest.mark.parametrize("position", [(5, 0), (0, 500), (-1, 0), (0, -3), (99, 99)])
@@ -401,12 +401,12 @@ def test_garbage_does_not_crash(text: str) -> None:
 
 def test_unicode_before_the_cursor() -> None:
     source = 'let café = session "naïve ☃ 🎉"\nsession "Résumé 🎉 of {ca‸fé}"\n'
-    found = at(source)
+    found = hover_at(source)
     assert found is not None
     assert found.contents.startswith("**let variable** `café`")
     # Columns count code points: "session \"Résumé 🎉 of {" is 22 of them.
     assert found.range == Range((1, 22), (1, 26))
-    found = at('agent a:\n  model: opus\nlet x = session "🎉🎉" -> session: ‸a\n')
+    found = hover_at('agent a:\n  model: opus\nlet x = session "🎉🎉" -> session: ‸a\n')
     assert found is not None
     assert found.contents.startswith("**agent** `a`")
     assert found.range == Range((2, 33), (2, 34))
@@ -416,7 +416,9 @@ def test_unicode_before_the_cursor() -> None:
 
 
 def test_a_code_in_a_suppression_comment() -> None:
-    found = at('let a = session "x"\nblock b(a):  # prose: ignore[E044, W0‸15]\n  session "{a}"\n')
+    found = hover_at(
+        'let a = session "x"\nblock b(a):  # prose: ignore[E044, W0‸15]\n  session "{a}"\n'
+    )
     assert found is not None
     assert found.contents == (
         "**W015**: Parameter shadows outer variable\n\nDefault severity: warning."
@@ -429,6 +431,6 @@ def test_a_syntax_code_in_a_suppression_comment_says_it_cannot_be_silenced() -> 
 
 
 def test_no_hover_on_unknown_codes_other_comments_or_strings() -> None:
-    assert at('session "a"  # prose: ignore[W9‸99]\n') is None
-    assert at('session "a"  # see [W0‸15]\n') is None
-    assert at('session "# prose: ignore[W0‸15]"\n') is None
+    assert hover_at('session "a"  # prose: ignore[W9‸99]\n') is None
+    assert hover_at('session "a"  # see [W0‸15]\n') is None
+    assert hover_at('session "# prose: ignore[W0‸15]"\n') is None

@@ -19,21 +19,13 @@ from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from tests.support.cursor import cursor
+from tests.support.edits import units
 
 CLIENTS = ("visual-studio-code", "neovim")
 ENCODINGS = ("utf-16", "utf-8")
 ASTRAL = "\U0001d11e"  # two UTF-16 code units, four UTF-8 bytes
 
 _counter = itertools.count()
-
-
-def units(text: str, encoding: str) -> int:
-    """The length of ``text`` in an encoding's code units."""
-    if encoding == "utf-8":
-        return len(text.encode("utf-8"))
-    if encoding == "utf-16":
-        return len(text.encode("utf-16-le")) // 2
-    return len(text)
 
 
 @dataclass
@@ -56,7 +48,7 @@ class Session:
         line_text = text.split("\n")[line]
         return types.Position(line=line, character=units(line_text[:character], self.encoding))
 
-    def at(self, text: str) -> tuple[str, types.Position]:
+    def at_cursor(self, text: str) -> tuple[str, types.Position]:
         """``text`` without its cursor marker, and the client position where it was."""
         clean, (line, column) = cursor(text)
         return clean, self.position(clean, line, column)

@@ -120,6 +120,13 @@ class RawServer:
         return status, self.process.stderr.read().decode("utf-8", "replace")
 
     def kill(self) -> None:
+        """Kill the server if it still runs, and close its pipes (an open one is a
+        ResourceWarning, an error in this suite, in whichever test runs next)."""
         if self.process.poll() is None:
             self.process.kill()
             self.process.wait(timeout=10)
+        self._reader.join(timeout=10)  # it reads stdout until the end of the output
+        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
+            if stream is not None:
+                with contextlib.suppress(BrokenPipeError):
+                    stream.close()

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
-from tests.lsp.conftest import units
+from tests.support.edits import units
 
 Session = Any  # the conftest's Session: a live client plus position helpers
 
@@ -148,7 +148,7 @@ async def test_each_advertised_completion_trigger_brings_completions(session: Se
     assert provider is not None and provider.trigger_characters is not None
     assert sorted(provider.trigger_characters) == sorted(COMPLETION_CASES)
     for character, (marked, label) in COMPLETION_CASES.items():
-        text, position = session.at(marked)
+        text, position = session.at_cursor(marked)
         uri, _ = await session.open(text)
         found = await session.client.text_document_completion_async(
             types.CompletionParams(
@@ -170,7 +170,7 @@ async def test_each_advertised_signature_trigger_brings_signature_help(session: 
     assert provider is not None and provider.trigger_characters is not None
     assert sorted(provider.trigger_characters) == sorted(SIGNATURE_CASES)
     for active, (character, marked) in enumerate(SIGNATURE_CASES.items()):
-        text, position = session.at(marked)
+        text, position = session.at_cursor(marked)
         uri, _ = await session.open(text)
         found = await session.client.text_document_signature_help_async(
             types.SignatureHelpParams(

@@ -84,7 +84,7 @@ async def test_unnecessary_tag(session: Session) -> None:
 
 
 async def test_completion_of_agents_after_session_colon(session: Session) -> None:
-    text, position = session.at(PROGRAM + "session: ‸\n")
+    text, position = session.at_cursor(PROGRAM + "session: ‸\n")
     uri, _ = await session.open(text)
     result = await session.client.text_document_completion_async(
         types.CompletionParams(text_document=session.doc(uri), position=position)
@@ -94,7 +94,7 @@ async def test_completion_of_agents_after_session_colon(session: Session) -> Non
 
 
 async def test_completion_of_properties_and_models(session: Session) -> None:
-    text, position = session.at("agent writer:\n  model: ‸\n")
+    text, position = session.at_cursor("agent writer:\n  model: ‸\n")
     uri, _ = await session.open(text)
     result = await session.client.text_document_completion_async(
         types.CompletionParams(text_document=session.doc(uri), position=position)
@@ -108,7 +108,7 @@ async def test_completion_of_use_paths(session: Session) -> None:
         ('use "‸"', {("library.prose", "File"), ("tools/", "Folder")}),
         ('use "./tools/‸"', {("helpers.prose", "File")}),
     ]:
-        text, position = session.at(line + "\n")
+        text, position = session.at_cursor(line + "\n")
         uri, _ = await session.open(text)
         result = await session.client.text_document_completion_async(
             types.CompletionParams(text_document=session.doc(uri), position=position)
@@ -141,7 +141,7 @@ async def test_hover_after_an_astral_character(session: Session) -> None:
 
 
 async def test_signature_help_and_inlay_hints(session: Session) -> None:
-    text, position = session.at(PROGRAM + "do review(‸\n")
+    text, position = session.at_cursor(PROGRAM + "do review(‸\n")
     uri, _ = await session.open(text)
     help = await session.client.text_document_signature_help_async(
         types.SignatureHelpParams(text_document=session.doc(uri), position=position)

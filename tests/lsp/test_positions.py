@@ -15,7 +15,7 @@ from openprose.lsp.positions import (
     to_client_units,
     to_code_points,
 )
-from tests.lsp.conftest import units
+from tests.support.edits import units
 
 ENCODINGS = (UTF8, UTF16, UTF32)
 lines = st.text(st.characters(codec="utf-8", exclude_characters="\r\n"), max_size=20)

@@ -22,7 +22,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from tests.lsp.conftest import units
+from tests.support.edits import units
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -53,7 +53,7 @@ def from_lsp(text: str, edits: Iterable[types.TextEdit], encoding: str) -> list[
         line = lines[at.line] if at.line < len(lines) else ""
         column = count = 0
         while column < len(line) and count < at.character:
-            count += _units(line[column], encoding)
+            count += units(line[column], encoding)
             column += 1
         assert count == at.character or column == len(line), (at, line)
         return at.line, column
@@ -61,9 +61,10 @@ def from_lsp(text: str, edits: Iterable[types.TextEdit], encoding: str) -> list[
     return [TextEdit(position(e.range.start), position(e.range.end), e.new_text) for e in edits]
 
 
-def _units(character: str, encoding: str) -> int:
+def units(text: str, encoding: str) -> int:
+    """The length of ``text`` in an encoding's code units."""
     if encoding == "utf-8":
-        return len(character.encode("utf-8"))
+        return len(text.encode("utf-8"))
     if encoding == "utf-16":
-        return 2 if ord(character) > 0xFFFF else 1
-    return 1
+        return len(text.encode("utf-16-le")) // 2
+    return len(text)

@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from vm_support import FakeClock, Recording, Run
 
 from openprose.checking import check_text
 from openprose.vm.backends.offline import OfflineBackend
 from openprose.vm.events import Event
 from openprose.vm.interpreter import Options
 from openprose.vm.runner import run_file
+from tests.vm.vm_support import FakeClock, Recording, Run
 
 RunProse = Callable[..., Run]
 

@@ -158,7 +158,7 @@ def test_a_blocks_bindings_stay_visible_to_its_caller(run_prose: Any) -> None:
 
 
 def test_object_context_entries_and_json_fields(run_prose: Any) -> None:
-    from vm_support import Answering
+    from tests.vm.vm_support import Answering
 
     run = run_prose(
         """\

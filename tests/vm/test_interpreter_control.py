@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from vm_support import Answering
-
 from openprose.vm.backends.offline import OfflineBackend
 from openprose.vm.interpreter import Options
+from tests.vm.vm_support import Answering
 
 IF_CHAIN = """\
 if **the tests pass**:

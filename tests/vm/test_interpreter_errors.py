@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from vm_support import FakeClock
 
 from openprose.vm.backends.offline import OfflineBackend
 from openprose.vm.interpreter import Options
+from tests.vm.vm_support import FakeClock
 
 
 def test_catch_binds_the_error_and_finally_always_runs(run_prose: Any) -> None:

@@ -261,12 +261,11 @@ resume: advisor
 def run_to_the_end(tmp_path: Path, state: str, stop_after: int | None) -> dict[str, Any]:
     import asyncio
 
-    from vm_support import FakeClock
-
     from openprose.vm.backends.offline import OfflineBackend
     from openprose.vm.interpreter import Options
     from openprose.vm.runner import run_file
     from openprose.vm.state import open_catalog
+    from tests.vm.vm_support import FakeClock
 
     runs = tmp_path / ".prose" / "runs"
     runs.mkdir(parents=True)

@@ -6,13 +6,12 @@ import asyncio
 import json
 from pathlib import Path
 
-from vm_support import Recording
-
 from openprose.vm.backends.base import SessionRequest, SessionResult
 from openprose.vm.backends.offline import OfflineBackend
 from openprose.vm.interpreter import Options
 from openprose.vm.runner import run_file
 from openprose.vm.state.filesystem import FilesystemCatalog
+from tests.vm.vm_support import Recording
 
 PROGRAM = """\
 input topic: "t"

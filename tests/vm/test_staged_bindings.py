@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vm_support import Answering
+from tests.vm.vm_support import Answering
 
 ANSWERS = Answering(
     {

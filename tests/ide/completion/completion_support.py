@@ -31,13 +31,13 @@ output sources = session "List the sources"
 """
 
 
-def at(source: str, path: str | Path | None = None) -> tuple[Analysis, Pos]:
+def analysis_at(source: str, path: str | Path | None = None) -> tuple[Analysis, Pos]:
     text, position = cursor(source)
     return analyze_document(text, path=path), position
 
 
 def complete(source: str, path: str | Path | None = None) -> list[CompletionItem]:
-    analysis, position = at(source, path)
+    analysis, position = analysis_at(source, path)
     items = completion(analysis, position)
     labels = [item.label for item in items]
     assert len(labels) == len(set(labels)), labels  # never the same item twice

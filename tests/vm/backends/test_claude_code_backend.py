@@ -9,15 +9,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from provider_fakes import (
+
+from openprose.vm.backends.base import BackendError, ConditionRequest, SessionRequest, bind_run
+from openprose.vm.backends.claude_code_backend import ClaudeCodeBackend, session_id
+from tests.vm.backends.provider_fakes import (
     FakeProvider,
     anthropic_stream,
     anthropic_tool_use_stream,
     error_reply,
 )
-
-from openprose.vm.backends.base import BackendError, ConditionRequest, SessionRequest, bind_run
-from openprose.vm.backends.claude_code_backend import ClaudeCodeBackend, session_id
 
 pytest.importorskip("claude_agent_sdk")
 

@@ -12,7 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from provider_fakes import FakeProvider, openai_completion, openai_stream
+
+from tests.vm.backends.provider_fakes import FakeProvider, openai_completion, openai_stream
 
 PROGRAM = """\
 agent writer:
@@ -84,7 +85,7 @@ def test_a_missing_key_is_one_line_and_exit_2_before_anything_runs(tmp_path: Pat
 
 
 def test_a_server_error_fails_the_run_naming_the_step(fake: FakeProvider, tmp_path: Path) -> None:
-    from provider_fakes import error_reply
+    from tests.vm.backends.provider_fakes import error_reply
 
     (tmp_path / "prog.prose").write_text(PROGRAM, encoding="utf-8")
     fake.script(error_reply(500, "boom"))
@@ -126,9 +127,8 @@ def test_the_model_map_of_pyproject_and_the_command_line_wins(
 
 def test_a_run_on_the_claude_code_backend(fake: FakeProvider, tmp_path: Path) -> None:
     pytest.importorskip("claude_agent_sdk")
-    from provider_fakes import anthropic_stream
-
     from openprose.vm.backends.claude_code_backend import session_id
+    from tests.vm.backends.provider_fakes import anthropic_stream
 
     (tmp_path / "prog.prose").write_text(PROGRAM, encoding="utf-8")
     fake.script(

@@ -10,7 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from provider_fakes import (
+
+from openprose.vm.backends.anthropic_backend import AnthropicBackend
+from openprose.vm.backends.base import ContextOverflow, SessionRequest
+from openprose.vm.backends.openai_backend import OpenAIBackend
+from openprose.vm.context import windows
+from openprose.vm.context.record import stored_budgets
+from openprose.vm.interpreter import Options
+from openprose.vm.runner import run_file
+from tests.vm.backends.provider_fakes import (
     FakeProvider,
     Reply,
     Seen,
@@ -20,15 +28,7 @@ from provider_fakes import (
     openai_completion,
     openai_stream,
 )
-from vm_support import FakeClock, Recording
-
-from openprose.vm.backends.anthropic_backend import AnthropicBackend
-from openprose.vm.backends.base import ContextOverflow, SessionRequest
-from openprose.vm.backends.openai_backend import OpenAIBackend
-from openprose.vm.context import windows
-from openprose.vm.context.record import stored_budgets
-from openprose.vm.interpreter import Options
-from openprose.vm.runner import run_file
+from tests.vm.vm_support import FakeClock, Recording
 
 LIMIT = 6_000  # characters of messages the fake provider accepts
 ANSWER = "Result: table_7 holds 42 rows. " + "more " * 300  # ~1,500 characters

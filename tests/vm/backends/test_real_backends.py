@@ -8,15 +8,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from provider_fakes import (
-    FakeProvider,
-    Reply,
-    anthropic_message,
-    anthropic_stream,
-    error_reply,
-    openai_completion,
-    openai_stream,
-)
 
 from openprose.vm.backends.anthropic_backend import AnthropicBackend
 from openprose.vm.backends.base import (
@@ -28,6 +19,15 @@ from openprose.vm.backends.base import (
     Usage,
 )
 from openprose.vm.backends.openai_backend import OpenAIBackend
+from tests.vm.backends.provider_fakes import (
+    FakeProvider,
+    Reply,
+    anthropic_message,
+    anthropic_stream,
+    error_reply,
+    openai_completion,
+    openai_stream,
+)
 
 
 @dataclass

@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from vm_support import Answering
 
 from openprose.vm.context import windows
+from tests.vm.vm_support import Answering
 
 TURNS = 8
 ANSWER = "Decided: keep the cache in cache_dir/. " + "detail " * 250  # ~1,800 characters

@@ -7,11 +7,11 @@ import sqlite3
 from typing import Any
 
 import pytest
-from vm_support import Answering
 
 from openprose.vm.backends.base import BackendError, ContextOverflow, SummaryRequest
 from openprose.vm.backends.replay import decode, error_text
 from openprose.vm.context import windows
+from tests.vm.vm_support import Answering
 
 BIG = "Found in data/q3.csv: revenue 4.2M. " + "filler " * 400  # ~2,800 characters
 

@@ -76,10 +76,9 @@ def test_a_session_that_reads_files_gets_large_bindings_by_reference(run_prose: 
 def test_a_binding_held_in_a_database_is_passed_by_value(tmp_path: Path) -> None:
     import asyncio
 
-    from vm_support import FakeClock, Recording
-
     from openprose.vm.interpreter import Options
     from openprose.vm.runner import run_file
+    from tests.vm.vm_support import FakeClock, Recording
 
     main = tmp_path / "main.prose"
     main.write_text(_program(3_000), encoding="utf-8")

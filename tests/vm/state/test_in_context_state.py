@@ -9,12 +9,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from state_support import RunInState
 
 from openprose.syntax import parse
 from openprose.vm import events as ev
 from openprose.vm.state import StateError
 from openprose.vm.state.in_context import InContextCatalog, InContextStore, shape, thresholds
+from tests.vm.state.state_support import RunInState
 
 
 @pytest.fixture

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from state_support import RunInState, crash
 
 from openprose.vm import events as ev
 from openprose.vm.state import StateError
 from openprose.vm.state.base import StepRecord
 from openprose.vm.state.sqlite import ATTACHMENT_BYTES, SqliteCatalog, SqliteStore
+from tests.vm.state.state_support import RunInState, crash
 
 PROGRAM = 'let a = session "One"\n'
 

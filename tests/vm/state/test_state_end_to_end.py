@@ -3,12 +3,11 @@ backend's record, and a stopped run resumed without asking the model again."""
 
 from __future__ import annotations
 
-from state_support import RunInState, binding_text
-from vm_support import Recording
-
 from openprose.vm.backends.offline import OfflineBackend
 from openprose.vm.interpreter import Options
 from openprose.vm.state import Catalog
+from tests.vm.state.state_support import RunInState, binding_text
+from tests.vm.vm_support import Recording
 
 PROGRAM = """\
 input topic: "t"

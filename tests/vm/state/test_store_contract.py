@@ -8,11 +8,11 @@ import os
 from pathlib import Path
 
 import pytest
-from state_support import binding_text, crash
 
 from openprose.vm import events as ev
 from openprose.vm.state import Catalog, RunStore, StateError, open_catalog
 from openprose.vm.state.base import StepRecord, program_hash, value_hash
+from tests.vm.state.state_support import binding_text, crash
 
 PROGRAM = 'input topic: "t"\nlet a = session "One {topic}"\noutput out = a\n'
 CALLED = 'input x: "x"\noutput y = session "Called {x}"\n'
