@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from openprose.analysis.contracts import clear_cache
 from openprose.ide import analyze_document
 from openprose.ide.rename import prepare_rename, rename
 from openprose.ide.types import RenameError
@@ -20,17 +19,6 @@ from tests.ide.names_support import (
     write,
 )
 from tests.support.edits import apply_edits
-
-
-@pytest.fixture(autouse=True)
-def fresh_contracts() -> None:
-    clear_cache()
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    write(tmp_path / "lib.prose", LIBRARY)
-    return tmp_path / "main.prose"
 
 
 def test_rename_a_keyword_argument_renames_the_imported_input(project: Path) -> None:

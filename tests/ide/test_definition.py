@@ -6,31 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from openprose.analysis.contracts import clear_cache
 from openprose.ide import analyze_document
 from openprose.ide.definition import definition
 from openprose.ide.types import Location, Range
 from tests.ide.names_support import (
     CALLER,
-    LIBRARY,
     PROGRAM,
     at_word,
     load,
     spot,
-    write,
 )
 from tests.support.cursor import CURSOR
-
-
-@pytest.fixture(autouse=True)
-def fresh_contracts() -> None:
-    clear_cache()
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    write(tmp_path / "lib.prose", LIBRARY)
-    return tmp_path / "main.prose"
 
 
 @pytest.mark.parametrize(

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
-from openprose.analysis.contracts import clear_cache
 from openprose.ide import analyze_document
 from openprose.ide.highlights import highlights
 from openprose.ide.types import Highlight, Range
@@ -13,11 +10,6 @@ from tests.ide.names_support import (
     at_word,
     spot,
 )
-
-
-@pytest.fixture(autouse=True)
-def fresh_contracts() -> None:
-    clear_cache()
 
 
 def test_highlights_mark_writes_and_reads() -> None:

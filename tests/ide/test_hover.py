@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from openprose.analysis.contracts import clear_cache
 from openprose.ide import analyze_document
 from openprose.ide.hover import hover
 from openprose.ide.types import Hover, Range
@@ -25,11 +24,6 @@ def contents(source: str, path: Path | None = None) -> str:
     found = hover_at(source, path)
     assert found is not None
     return found.contents
-
-
-@pytest.fixture(autouse=True)
-def fresh_contracts() -> None:
-    clear_cache()
 
 
 # --------------------------------------------------------------------------- keywords

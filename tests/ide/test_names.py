@@ -5,18 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from openprose.analysis.contracts import clear_cache
 from openprose.ide import analyze_document
 from openprose.ide.definition import definition
 from openprose.ide.highlights import highlights
 from openprose.ide.names import index_of
 from openprose.ide.references import references
 from openprose.ide.rename import prepare_rename, rename
-
-
-@pytest.fixture(autouse=True)
-def fresh_contracts() -> None:
-    clear_cache()
 
 
 @pytest.mark.parametrize("text", ["", "\n", "$$$ ;;", '"""open', "let = \n  :", "\ufeffagent"])

@@ -4,32 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
-from openprose.analysis.contracts import clear_cache
 from openprose.ide import analyze_document
 from openprose.ide.highlights import highlights
 from openprose.ide.references import references
 from openprose.ide.types import Location, Range
 from tests.ide.names_support import (
     CALLER,
-    LIBRARY,
     PROGRAM,
     at_word,
     spot,
-    write,
 )
-
-
-@pytest.fixture(autouse=True)
-def fresh_contracts() -> None:
-    clear_cache()
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    write(tmp_path / "lib.prose", LIBRARY)
-    return tmp_path / "main.prose"
 
 
 def test_references_with_and_without_the_declaration() -> None:

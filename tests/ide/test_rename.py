@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from openprose.analysis.contracts import clear_cache
 from openprose.ide import analyze_document
 from openprose.ide.rename import prepare_rename, rename
 from openprose.ide.types import PrepareRename, Range, RenameError
@@ -16,11 +15,6 @@ from tests.ide.names_support import (
     renamed,
     spot,
 )
-
-
-@pytest.fixture(autouse=True)
-def fresh_contracts() -> None:
-    clear_cache()
 
 
 @pytest.mark.parametrize(
