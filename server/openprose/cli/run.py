@@ -463,7 +463,7 @@ def _inputs(
     declared: list[tuple[str, str]],
     stderr: TextIO,
     later: Iterable[str] = (),
-) -> dict:
+) -> dict[str, Any]:
     values: dict[str, Any] = {}
     if args.inputs_file:
         try:

@@ -24,7 +24,7 @@ import re
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from openprose.syntax.vocabulary import PERSIST_VALUES
 from openprose.vm.memory_compact import estimate_tokens, fold, folded_numbers
@@ -34,6 +34,8 @@ from openprose.vm.memory_store import MemoryStore, Segment, render_segment, segm
 from openprose.vm.rundir import iso
 from openprose.vm.state.base import StateError
 from openprose.vm.values import ProseError
+
+T = TypeVar("T")
 
 __all__ = ["AgentMemories", "render_memory", "segment_name", "split_memory"]
 
@@ -385,7 +387,7 @@ class AgentMemories:
             "exists": False,
         }
 
-    def _guard(self, operation: Callable[[], Any]) -> Any:
+    def _guard(self, operation: Callable[[], T]) -> T:
         try:
             return operation()
         except (OSError, sqlite3.Error) as error:

@@ -103,7 +103,7 @@ class ClaudeCodeBackend:
 
     def _transcript_exists(self, sid: str, sdk: Any) -> bool:
         home = self.environ.get("CLAUDE_CONFIG_DIR") or os.path.expanduser("~/.claude")
-        key = sdk.project_key_for_directory(str(self.cwd))
+        key = str(sdk.project_key_for_directory(str(self.cwd)))
         return (Path(home) / "projects" / key / f"{sid}.jsonl").exists()
 
     def _decider(self, rules: Rules, sdk: Any) -> Any:
