@@ -235,3 +235,15 @@ def test_prices_are_parsed_and_checked() -> None:
     for bad in ("m", "=1,2", "m=1", "m=1,2,3,4,5", "m=a,b", "m=-1,2", "m=nan,1", "m=inf,1"):
         with pytest.raises(ValueError):
             parse_price(bad)
+
+
+def test_the_estimate_counts_a_multi_turn_sessions_earlier_turns() -> None:
+    from openprose.vm.backends.base import Turn
+
+    request = SessionRequest(
+        prompt="x" * 40,
+        step="1",
+        history="h" * 20,
+        turns=(Turn("p" * 12, "a" * 24, ("t" * 4,)),),
+    )
+    assert estimate(request, OfflineBackend()) == (25, 0.0)  # 40 + 20 + 12 + 24 + 4 characters

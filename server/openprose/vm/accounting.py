@@ -9,7 +9,7 @@ with the rest.  A resumed run accounts its replayed calls again (the totals are 
 as ``--max-cost`` counts them) and writes no entry twice.
 
 Before a call, ``estimate`` guesses what it will take (documented in docs/run.md): about
-four characters a token of the prompt, system and context, plus the output the backend
+four characters a token of the prompt, system, context and earlier turns, plus the output the backend
 reserves for the answer when it is known, priced with the backend's price table.
 """
 
@@ -251,6 +251,12 @@ def _chars(request: Request) -> int:
             len(request.prompt)
             + len(request.system or "")
             + sum(len(name) + len(text) for name, text in request.context)
+            # A resume: session's earlier turns and their summary are sent too.
+            + len(request.history)
+            + sum(
+                len(turn.prompt) + len(turn.answer) + sum(map(len, turn.tools))
+                for turn in request.turns
+            )
         )
     if isinstance(request, ConditionRequest):
         return len(request.condition) + sum(len(t) for _, t in request.context)
