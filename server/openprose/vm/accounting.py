@@ -9,8 +9,8 @@ with the rest.  A resumed run accounts its replayed calls again (the totals are 
 as ``--max-cost`` counts them) and writes no entry twice.
 
 Before a call, ``estimate`` guesses what it will take (documented in docs/run.md): about
-four characters a token of the prompt, system, context and earlier turns, plus the output the backend
-reserves for the answer when it is known, priced with the backend's price table.
+four characters a token of the prompt, system, context and earlier turns, plus the output
+the backend reserves for the answer when it is known, priced with the backend's price table.
 """
 
 from __future__ import annotations
