@@ -253,7 +253,8 @@ PROPERTIES: dict[str, Doc] = {
     ),
     "persist": Doc(
         "Gives the agent memory that `resume:` continues: `true` for this run only, "
-        "`project` to keep it across runs, or a string naming a directory.",
+        "`project` to keep it across runs of this project, `user` to share it across "
+        "your projects, or a string naming a directory.",
         "persist: project",
     ),
     "skills": Doc(
@@ -326,6 +327,7 @@ VALUES: dict[str, dict[str, str]] = {
     "persist": {
         "true": "memory kept for this run only",
         "project": "memory kept across runs, in the project's `.prose/` state",
+        "user": "memory kept across runs and projects, in your home's `~/.prose/`",
     },
     "backoff": {
         "none": "retry at once",
