@@ -132,7 +132,7 @@ class GitIgnore:
         # As git: the search for a repository does not go up into these.
         ceilings = os.environ.get("GIT_CEILING_DIRECTORIES", "").split(os.pathsep)
         self._ceilings = {os.path.normpath(c) for c in ceilings if os.path.isabs(c)}
-        self._chains: dict[str, tuple[tuple[str, pathspec.PathSpec], ...]] = {}
+        self._chains: dict[str, tuple[tuple[str, pathspec.GitIgnoreSpec], ...]] = {}
 
     def ignores(self, path: str, is_directory: bool) -> bool:
         """Whether git would ignore the absolute ``path`` itself (its parent directories are
@@ -161,12 +161,12 @@ class GitIgnore:
             self._repositories[directory] = found
         return self._repositories[directory]
 
-    def _chain(self, directory: str) -> tuple[tuple[str, pathspec.PathSpec], ...]:
+    def _chain(self, directory: str) -> tuple[tuple[str, pathspec.GitIgnoreSpec], ...]:
         """The rules that apply in ``directory``, shallowest first."""
         if directory in self._chains:
             return self._chains[directory]
         root = self._repository(directory)
-        chain: tuple[tuple[str, pathspec.PathSpec], ...]
+        chain: tuple[tuple[str, pathspec.GitIgnoreSpec], ...]
         if directory == root:
             chain = _read_rules(directory, os.path.join(directory, ".git", "info", "exclude"))
         else:
@@ -176,7 +176,7 @@ class GitIgnore:
         return chain
 
 
-def _read_rules(base: str, path: str) -> tuple[tuple[str, pathspec.PathSpec], ...]:
+def _read_rules(base: str, path: str) -> tuple[tuple[str, pathspec.GitIgnoreSpec], ...]:
     try:
         # Not open(): a FIFO named .gitignore would block the search.
         lines = read_text(path, errors="replace").splitlines()
@@ -187,7 +187,7 @@ def _read_rules(base: str, path: str) -> tuple[tuple[str, pathspec.PathSpec], ..
     return ((base, pathspec.GitIgnoreSpec.from_lines(lines)),)
 
 
-def _last_verdict(spec: pathspec.PathSpec, relative: str, is_directory: bool) -> bool | None:
+def _last_verdict(spec: pathspec.GitIgnoreSpec, relative: str, is_directory: bool) -> bool | None:
     """Whether the last rule of one file that matches ``relative`` itself ignores it (True)
     or re-includes it (False); None when no rule matches it.
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from concurrent.futures import Future
 from typing import Any, Protocol, cast
 
@@ -54,10 +54,14 @@ class _SyncOwner(Protocol):
     def sync_failed(self, uri: str, reason: str) -> None: ...
 
 
+# pygls leaves its factory unannotated; it returns lsprotocol's cattrs converter.
+_pygls_converter: Callable[[], cattrs.Converter] = default_converter
+
+
 def strict_converter() -> cattrs.Converter:
     """pygls' converter, except that a value of the wrong JSON type is refused instead of
     converted (cattrs would take the number 5 for the URI "5", "3" for a line number)."""
-    converter = default_converter()
+    converter = _pygls_converter()
 
     # Registered for str and int, these also receive their subclasses, the enums of
     # lsprotocol that have no hook of their own (DiagnosticSeverity...): build those.

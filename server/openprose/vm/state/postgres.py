@@ -75,13 +75,16 @@ def _driver() -> Any:
 def connect(url: str) -> psycopg.Connection[Any]:
     """An autocommit connection; every failure is a StateError that names the server
     without its password."""
-    psycopg = _driver()
+    driver = _driver()
     try:
-        return psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
-    except psycopg.ProgrammingError:
+        connection: psycopg.Connection[Any] = driver.connect(
+            url, autocommit=True, connect_timeout=CONNECT_TIMEOUT
+        )
+        return connection
+    except driver.ProgrammingError:
         # libpq quotes the malformed part of the URL, which may be the password.
         raise StateError(f"invalid PostgreSQL URL {redact(url)}") from None
-    except psycopg.Error as error:
+    except driver.Error as error:
         detail = scrub(_one_line(error), url)
         raise StateError(f"cannot connect to PostgreSQL at {redact(url)}: {detail}") from None
 
@@ -133,7 +136,7 @@ def _guarded(
     StateErrors naming the server, not the driver's exceptions."""
 
     @functools.wraps(method)
-    def guarded(store: PostgresStore, *args: P.args, **kwargs: P.kwargs) -> T:
+    def guarded(store: PostgresStore, /, *args: P.args, **kwargs: P.kwargs) -> T:
         try:
             return method(store, *args, **kwargs)
         except _driver().Error as error:

@@ -185,7 +185,7 @@ class SqliteRunDatabase:
             return None
         value, attachment = row
         if attachment:
-            return (self.path.parent / attachment).read_text(encoding="utf-8")
+            return (self.path.parent / str(attachment)).read_text(encoding="utf-8")
         return str(value)
 
     def append(
