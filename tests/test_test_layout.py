@@ -46,3 +46,26 @@ def test_helpers_are_imported_from_the_repository_root() -> None:
                 if name.split(".")[0] in helpers
             ]
     assert bare == []
+
+
+def imported_modules(node: ast.Import | ast.ImportFrom) -> list[str]:
+    """The dotted names an import statement reaches, relative ones with their leading dots."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    base = "." * node.level + (node.module or "")
+    # `from . import conftest` names the module among the imported names.
+    return [base] + [f"{base.rstrip('.')}.{alias.name}" for alias in node.names]
+
+
+def test_no_module_imports_from_a_conftest() -> None:
+    # pytest discourages it: a conftest is a plugin that pytest loads itself, and importing it
+    # by name works under importlib mode only because the repository root is on sys.path.
+    # What a conftest and its tests share lives in a helper module both import.
+    offenders = [
+        f"{path.relative_to(TESTS)}:{node.lineno}"
+        for path in python_files()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        and any("conftest" in name.split(".") for name in imported_modules(node))
+    ]
+    assert offenders == []

@@ -5,13 +5,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-RunProse = Callable[..., subprocess.CompletedProcess[str]]
-WriteSource = Callable[[str, str], Path]
+from tests.cli.fixture_types import RunProse, WriteSource
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from openprose.cli.run import program_changes
-from tests.cli.conftest import RunProse, WriteSource
+from tests.cli.fixture_types import RunProse, WriteSource
 
 TIDY = 'session "a"\n'
 MESSY = 'session  "a"\n'

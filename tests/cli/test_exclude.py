@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import RunProse, WriteSource
+from tests.cli.fixture_types import RunProse, WriteSource
 
 # One error per file, so the concise report lists every file that was checked.
 FLAGGED = 'session "about {missing}"\n'

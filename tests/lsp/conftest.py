@@ -23,7 +23,6 @@ from tests.support.edits import units
 
 CLIENTS = ("visual-studio-code", "neovim")
 ENCODINGS = ("utf-16", "utf-8")
-ASTRAL = "\U0001d11e"  # two UTF-16 code units, four UTF-8 bytes
 
 _counter = itertools.count()
 

@@ -20,7 +20,7 @@ from openprose.vm.backends.offline import OfflineBackend
 from openprose.vm.context.record import Layers, SessionBudget, record
 from openprose.vm.runner import run_file
 from openprose.vm.state.journal import Journal
-from tests.lsp.conftest import ASTRAL
+from tests.support.characters import ASTRAL
 from tests.support.edits import units
 
 Session = Any  # the conftest's Session: a live client plus position helpers
