@@ -20,9 +20,13 @@ messages = st.builds(
 )
 
 
-def frame(message: Any, error: int = 0, headers: bytes = b"") -> bytes:
+def utf8_frame(message: Any, length_error: int = 0, extra_headers: bytes = b"") -> bytes:
+    """A frame of ``message`` whose body is raw UTF-8, so its byte and character counts differ
+    (tests/lsp/raw.py's ``frame`` escapes to ASCII), declaring ``length_error`` bytes more than
+    the body holds, with ``extra_headers`` after Content-Length."""
     body = json.dumps(message, ensure_ascii=False).encode("utf-8")
-    return b"Content-Length: %d\r\n%s\r\n" % (len(body) + error, headers) + body
+    declared = len(body) + length_error
+    return b"Content-Length: %d\r\n%s\r\n" % (declared, extra_headers) + body
 
 
 def chunked(data: bytes, cuts: list[int]) -> list[bytes]:
@@ -51,7 +55,7 @@ def values(events: list[Message | Garbled]) -> list[Any]:
 def test_well_formed_frames_come_out_whole_whatever_the_chunking(
     sent: list[Any], cuts: list[int]
 ) -> None:
-    events = run(b"".join(frame(m) for m in sent), cuts)
+    events = run(b"".join(utf8_frame(m) for m in sent), cuts)
     assert events == [Message(m) for m in sent]
 
 
@@ -68,8 +72,8 @@ def test_a_wrong_length_loses_at_most_its_own_message(
 ) -> None:
     body = json.dumps(broken, ensure_ascii=False).encode("utf-8")
     error = max(error, -len(body))
-    data = b"".join(frame(m) for m in before) + frame(broken, error)
-    data += b"".join(frame(m) for m in after)
+    data = b"".join(utf8_frame(m) for m in before) + utf8_frame(broken, error)
+    data += b"".join(utf8_frame(m) for m in after)
     got = values(run(data, cuts))
     assert got[: len(before)] == before
     assert got[-len(after) :] == after
@@ -79,17 +83,17 @@ def test_a_wrong_length_loses_at_most_its_own_message(
 def test_a_wrong_length_in_one_read_recovers_the_message_too() -> None:
     one, two = {"jsonrpc": "2.0", "id": 1}, {"jsonrpc": "2.0", "id": 2}
     for error in (-5, -1, 1, 30):
-        assert run(frame(one, error) + frame(two), []) == [Message(one), Message(two)]
+        assert run(utf8_frame(one, error) + utf8_frame(two), []) == [Message(one), Message(two)]
 
 
 def test_a_too_long_length_does_not_wait_for_bytes_that_will_not_come() -> None:
     parser = FrameParser()
-    assert parser.feed(frame({"id": 1}, 20)) == [Message({"id": 1})]
+    assert parser.feed(utf8_frame({"id": 1}, 20)) == [Message({"id": 1})]
 
 
 def test_malformed_json_is_reported_once_and_the_next_frame_read() -> None:
     bad = b'{"id": 1, "method": '
-    events = run(b"Content-Length: %d\r\n\r\n" % len(bad) + bad + frame({"id": 2}), [])
+    events = run(b"Content-Length: %d\r\n\r\n" % len(bad) + bad + utf8_frame({"id": 2}), [])
     assert [type(e) for e in events] == [Garbled, Message]
     parser = FrameParser()  # and without a next frame, at once
     assert [type(e) for e in parser.feed(b"Content-Length: %d\r\n\r\n" % len(bad) + bad)] == [
@@ -99,7 +103,7 @@ def test_malformed_json_is_reported_once_and_the_next_frame_read() -> None:
 
 def test_junk_between_frames_is_reported_once() -> None:
     junk = b"hello\r\n" * 30 + b"{}"
-    events = run(frame({"id": 1}) + junk + frame({"id": 2}), [7, 100, 150])
+    events = run(utf8_frame({"id": 1}) + junk + utf8_frame({"id": 2}), [7, 100, 150])
     assert [type(e) for e in events] == [Message, Garbled, Message]
 
 
@@ -107,12 +111,12 @@ def test_other_headers_before_and_after_the_length() -> None:
     content_type = b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n"
     body = b'{"id": 1}'
     data = content_type + b"Content-Length: %d\r\n" % len(body) + b"\r\n" + body
-    data += frame({"id": 2}, headers=content_type)
+    data += utf8_frame({"id": 2}, extra_headers=content_type)
     assert run(data, [3, 60]) == [Message({"id": 1}), Message({"id": 2})]
 
 
 def test_a_header_without_a_blank_line_is_skipped() -> None:
-    events = run(b'Content-Length: 9\r\n{"id": 1}' + frame({"id": 2}), [])
+    events = run(b'Content-Length: 9\r\n{"id": 1}' + utf8_frame({"id": 2}), [])
     assert values(events) == [{"id": 2}]
     assert isinstance(events[0], Garbled)
 
@@ -128,7 +132,7 @@ def test_every_cut_of_a_misframed_stream_still_yields_the_next_message() -> None
     # line break that once lost the next frame.
     one, two = {"id": 1, "text": "a\u2028b"}, {"id": 2}
     for error in range(-20, 40):
-        data = frame(one, error) + frame(two)
+        data = utf8_frame(one, error) + utf8_frame(two)
         for cut in range(len(data)):
             assert values(run(data, [cut]))[-1:] == [two], (error, cut)
 
@@ -136,5 +140,5 @@ def test_every_cut_of_a_misframed_stream_still_yields_the_next_message() -> None
 def test_a_body_shorter_than_its_length_is_tried_only_once_nothing_more_arrived() -> None:
     parser = FrameParser()
     # The transport read a full chunk: more is on its way, so the body is not tried yet.
-    assert parser.feed(frame({"id": 1}, 20), drained=False) == []
+    assert parser.feed(utf8_frame({"id": 1}, 20), drained=False) == []
     assert parser.feed(b"", drained=True) == [Message({"id": 1})]
