@@ -247,17 +247,7 @@ def _entries(found: list[dict[str, Any]]) -> list[Entry]:
 
 def _chars(request: Request) -> int:
     if isinstance(request, SessionRequest):
-        return (
-            len(request.prompt)
-            + len(request.system or "")
-            + sum(len(name) + len(text) for name, text in request.context)
-            # A resume: session's earlier turns and their summary are sent too.
-            + len(request.history)
-            + sum(
-                len(turn.prompt) + len(turn.answer) + sum(map(len, turn.tools))
-                for turn in request.turns
-            )
-        )
+        return sum(map(len, request.sent().texts()))
     if isinstance(request, ConditionRequest):
         return len(request.condition) + sum(len(t) for _, t in request.context)
     if isinstance(request, ChoiceRequest):

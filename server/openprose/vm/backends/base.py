@@ -53,6 +53,38 @@ class SessionRequest:
     turns: tuple[Turn, ...] = ()
     history: str = ""
 
+    def sent(self) -> SentText:
+        """The text this request sends, by layer: what every sizing of a request adds up (the
+        caps' estimate, the context budget, the offline backend's simulated window)."""
+        return SentText(
+            system=self.system or "",
+            history=(
+                self.history,
+                *(text for turn in self.turns for text in (turn.prompt, turn.answer, *turn.tools)),
+            ),
+            context=self.context,
+            prompt=self.prompt,
+        )
+
+
+@dataclass(frozen=True)
+class SentText:
+    """A session request's text by layer of the context budget (docs/context.md), each text
+    apart, since the budget estimates each one by itself.  The agent's memory is not a layer
+    here: it is sent as the first context binding, which the budget counts apart."""
+
+    system: str
+    # The summary of the turns compacted away, then each earlier turn's prompt, answer and
+    # tool results, oldest first.
+    history: tuple[str, ...]
+    context: tuple[tuple[str, str], ...]  # (name, text) of each binding
+    prompt: str
+
+    def texts(self) -> tuple[str, ...]:
+        """Every text sent, the bindings' names included."""
+        bindings = (part for binding in self.context for part in binding)
+        return (self.system, *self.history, *bindings, self.prompt)
+
 
 @dataclass(frozen=True)
 class ConditionRequest:

@@ -110,10 +110,10 @@ class OfflineBackend:
 
     def check_window(self, request: SessionRequest) -> str:
         """The request's text; a ContextOverflow when it is estimated over ``window``."""
-        sent = request.prompt + (request.system or "") + "".join(t for _, t in request.context)
-        sent += request.history + "".join(
-            turn.prompt + turn.answer + "".join(turn.tools) for turn in request.turns
-        )
+        layers = request.sent()
+        # The bindings' texts without their names, as this simulated window always counted.
+        context = "".join(text for _, text in layers.context)
+        sent = layers.system + "".join(layers.history) + context + layers.prompt
         if self.window is not None and _tokens(sent) > self.window:
             raise ContextOverflow(
                 f"{DRY_RUN_LABEL}: context overflow: {_tokens(sent)} tokens > "

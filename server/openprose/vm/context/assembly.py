@@ -40,23 +40,26 @@ class Plan:
         return replace(self.request, context=context, turns=self.turns, history=self.history)
 
     def layers(self) -> Layers:
-        """Tokens of each layer, estimated (docs/context.md)."""
-        request = self.request
+        """Tokens of each layer of what ``build`` sends, estimated text by text
+        (docs/context.md)."""
+        sent = self.build().sent()
+        context = sent.context
+        memory = ""
+        # ``build`` sends the memory as the first binding; the budget counts its text apart.
+        if self.memory is not None:
+            (_, memory), *rest = context
+            context = tuple(rest)
         return Layers(
-            system=estimate(request.system or ""),
-            memory=estimate(self.memory or ""),
-            history=estimate(self.history) + sum(_turn_tokens(turn) for turn in self.turns),
-            context=sum(estimate(item.name) + estimate(item.text) for item in self.items),
-            prompt=estimate(request.prompt),
+            system=estimate(sent.system),
+            memory=estimate(memory),
+            history=sum(map(estimate, sent.history)),
+            context=sum(estimate(name) + estimate(text) for name, text in context),
+            prompt=estimate(sent.prompt),
             reserve=self.reserve,
         )
 
     def did(self, action: str) -> Plan:
         return replace(self, actions=(*self.actions, action))
-
-
-def _turn_tokens(turn: Turn) -> int:
-    return estimate(turn.prompt) + estimate(turn.answer) + sum(estimate(t) for t in turn.tools)
 
 
 def available(layers: Layers, window: int) -> int:
