@@ -218,26 +218,35 @@ def _figures(header: _Header) -> LastRun | None:
     return found
 
 
+def _statement_of(
+    figure: Entry | SessionBudget, program: str, statements: dict[int, StatementRun]
+) -> StatementRun | None:
+    """The figures of the statement ``figure`` was made by, found in ``statements`` or added to
+    them; None when that statement is not one of ``program``'s lines."""
+    if figure.program != program or figure.line <= 0:
+        return None
+    found = statements.get(figure.line)
+    if found is None:
+        found = statements[figure.line] = StatementRun(figure.line, figure.statement)
+    return found
+
+
 def _grouped(header: _Header, entries: list[Entry], budgets: list[SessionBudget]) -> LastRun:
     """The run's figures by statement line and by agent, of this program only: an imported
     program's calls are in the same journal, named by their own program."""
     statements: dict[int, StatementRun] = {}
     agents: dict[str, Tally] = {}
     for entry in entries:
-        if entry.program != header.program or entry.line <= 0:
-            continue
-        found = statements.get(entry.line)
+        found = _statement_of(entry, header.program, statements)
         if found is None:
-            found = statements[entry.line] = StatementRun(entry.line, entry.statement)
+            continue
         found.tally.add(entry.usage, entry.cost)
         if entry.kind == "session":
             agents.setdefault(entry.agent, Tally()).add(entry.usage, entry.cost)
     for budget in budgets:
-        if budget.program != header.program or budget.line <= 0:
-            continue
-        found = statements.get(budget.line)
+        found = _statement_of(budget, header.program, statements)
         if found is None:
-            found = statements[budget.line] = StatementRun(budget.line, budget.statement)
+            continue
         statements[budget.line] = StatementRun(
             found.line, found.statement, found.tally, (*found.budgets, budget)
         )
