@@ -25,6 +25,7 @@ from openprose.syntax import (
     Module,
     OptionClause,
     OutputBinding,
+    Repeat,
     Session,
     String,
     TryStatement,
@@ -295,6 +296,18 @@ def test_e004_for_without_loop_variable() -> None:
     assert loop.item is None
     assert loop.collection.value == "xs"
     assert_next_session(after, "next", 3)
+
+
+@pytest.mark.parametrize("junk", ["$", ";"])
+def test_junk_where_a_repeat_count_is_missing_is_not_the_count(junk: str) -> None:
+    # The parser reports the count missing and the junk once; the junk read as the count
+    # also drew "repeat count must be an integer" (E060) on it.
+    text = f'repeat {junk}:\n  session "a"\n'
+    module, _ = check(text)
+    loop = module.statements()[0]
+    assert isinstance(loop, Repeat)
+    assert loop.count is None
+    assert [d.code for d in check_text(text)] == ["E004", "E042"]
 
 
 # --------------------------------------------------------------------------- E005

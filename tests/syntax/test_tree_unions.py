@@ -7,6 +7,8 @@ parser's real output, on valid programs and on arbitrary fragments.
 
 from __future__ import annotations
 
+import types
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,6 +27,17 @@ _VALUE_ACCESSORS = {
     t.ChoiceStatement: ("criteria",),
     t.IfStatement: ("condition",),
     t.ElifClause: ("condition",),
+    t.Repeat: ("count",),
+    t.Pipeline: ("source",),
+    t.KeywordArgument: ("value",),
+    t.ObjectEntry: ("value",),
+}
+
+# Bracketed lists: what their accessors return, and what else stands among their children.
+_LISTS: dict[type[t.ProseNode], tuple[str, type[object] | types.UnionType, str]] = {
+    t.Arguments: ("items", t.KeywordArgument | t.Expression, "(),"),
+    t.ArrayLiteral: ("elements", t.Expression, "[],"),
+    t.ObjectLiteral: ("entries", t.ObjectEntry | t.Expression, "{},"),
 }
 
 
@@ -46,6 +59,20 @@ def _mistyped(source: str) -> list[str]:
                     value = getattr(node, name)
                     if value is not None and not isinstance(value, t.Expression):
                         found.append(f"{cls.__name__}.{name} {value!r}")
+        for cls, (name, kinds, punctuation) in _LISTS.items():
+            if isinstance(node, cls):
+                # The accessors keep what has their type: nothing else may stand in the list.
+                found += [
+                    f"{cls.__name__}.{name} {c!r}"
+                    for c in node.children
+                    if not isinstance(c, kinds | t.ErrorNode)
+                    and not (isinstance(c, t.Operator) and c.value in punctuation)
+                ]
+        # These two assert their types as they read them.
+        if isinstance(node, t.Attribute):
+            assert isinstance(node.base, t.Name | t.ProgramCall | t.Subscript)
+        if isinstance(node, t.ObjectEntry):
+            assert isinstance(node.key, t.Name | t.String)
         if isinstance(node, t.ArrowSequence):
             found += [f"step {s!r}" for s in node.steps() if not isinstance(s, t.Expression)]
     return found

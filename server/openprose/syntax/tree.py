@@ -18,7 +18,7 @@ import re
 from bisect import bisect_left
 from collections.abc import Iterator
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from parso import tree as _parso
 
@@ -271,7 +271,7 @@ class ProseNode(_parso.BaseNode):
     __slots__ = ("issues",)
     type = "node"
 
-    def __init__(self, children: list[Any]) -> None:
+    def __init__(self, children: list[_parso.NodeOrLeaf]) -> None:
         self.children = children
         self.parent = None
         self.issues: list[SyntaxIssue] | None = None
@@ -298,7 +298,7 @@ class ProseNode(_parso.BaseNode):
                 return child
         return None
 
-    def _after(self, leaf: Any) -> Any:
+    def _after(self, leaf: _parso.NodeOrLeaf | None) -> _parso.NodeOrLeaf | None:
         """The child right after ``leaf`` (None if absent)."""
         if leaf is None:
             return None
@@ -308,11 +308,11 @@ class ProseNode(_parso.BaseNode):
                 return children[i + 1] if i + 1 < len(children) else None
         return None
 
-    def _name_after(self, leaf: Any) -> Name | None:
+    def _name_after(self, leaf: _parso.NodeOrLeaf | None) -> Name | None:
         nxt = self._after(leaf)
         return nxt if isinstance(nxt, Name) else None
 
-    def _expression_after(self, leaf: Any) -> Expression | None:
+    def _expression_after(self, leaf: _parso.NodeOrLeaf | None) -> Expression | None:
         nxt = self._after(leaf)
         # A recovered header can hold its `:` where the value is missing (`for x in :`); an
         # ErrorNode there is junk, not a value.
@@ -326,7 +326,7 @@ class ErrorNode(_parso.ErrorNode):
 
     __slots__ = ("issues",)
 
-    def __init__(self, children: list[Any]) -> None:
+    def __init__(self, children: list[_parso.NodeOrLeaf]) -> None:
         self.children = children
         self.parent = None
         self.issues: list[SyntaxIssue] | None = None
@@ -580,7 +580,7 @@ class LetBinding(ProseNode):
     keyword = "let"
 
     @property
-    def target(self) -> Any:
+    def target(self) -> Name | ObjectLiteral | None:
         """A ``Name``, or an ``ObjectLiteral`` pattern for ``let { a, b } = ...``."""
         nxt = self._after(self.children[0])
         return nxt if isinstance(nxt, Name | ObjectLiteral) else None
@@ -730,11 +730,10 @@ class Repeat(_HasSuite):
     type = "repeat"
 
     @property
-    def count(self) -> Any:
-        nxt = self._after(self.children[0])
-        if nxt is None or isinstance(nxt, Keyword | Operator | Newline | Suite):
-            return None
-        return nxt
+    def count(self) -> Expression | None:
+        # Junk where the count is missing (`repeat $:`) is not a count: the parser reports
+        # the count missing, and the checks of a count would report the junk again.
+        return self._expression_after(self.children[0])
 
     @property
     def index(self) -> Name | None:
@@ -805,8 +804,10 @@ class Pipeline(ProseNode):
     type = "pipeline"
 
     @property
-    def source(self) -> Any:
-        return self.children[0]
+    def source(self) -> Expression:
+        source = self.children[0]
+        assert isinstance(source, Expression)
+        return source
 
     def stages(self) -> list[PipeStage]:
         return self._all(PipeStage)
@@ -962,17 +963,18 @@ class Arguments(ProseNode):
     __slots__ = ()
     type = "arguments"
 
-    def items(self) -> list[Any]:
+    def items(self) -> list[KeywordArgument | Expression]:
+        # Besides these, only the brackets, commas and junk (ErrorNodes) stand in the list.
         return [
             c
             for c in self.children
-            if not (isinstance(c, Operator) and c.value in "(),") and not isinstance(c, ErrorNode)
+            if isinstance(c, KeywordArgument | Expression) and not isinstance(c, ErrorNode)
         ]
 
     def keyword_arguments(self) -> list[KeywordArgument]:
         return self._all(KeywordArgument)
 
-    def positional(self) -> list[Any]:
+    def positional(self) -> list[Expression]:
         return [c for c in self.items() if not isinstance(c, KeywordArgument)]
 
 
@@ -989,8 +991,9 @@ class KeywordArgument(ProseNode):
         return first
 
     @property
-    def value(self) -> Any:
-        return self.children[2] if len(self.children) > 2 else None
+    def value(self) -> Expression | None:
+        value = self.children[2] if len(self.children) > 2 else None
+        return value if isinstance(value, Expression) else None
 
 
 class Attribute(ProseNode):
@@ -1000,8 +1003,11 @@ class Attribute(ProseNode):
     type = "attribute"
 
     @property
-    def base(self) -> Any:
-        return self.children[0]
+    def base(self) -> Name | ProgramCall | Subscript:
+        # An Attribute reads every `.name` of a chain: `a.b.c` is one, never nested.
+        base = self.children[0]
+        assert isinstance(base, Name | ProgramCall | Subscript)
+        return base
 
     def attribute_names(self) -> list[Name]:
         return [c for c in self.children[1:] if isinstance(c, Name)]
@@ -1017,11 +1023,10 @@ class ArrayLiteral(ProseNode):
     __slots__ = ()
     type = "array"
 
-    def elements(self) -> list[Any]:
+    def elements(self) -> list[Expression]:
+        # Besides these, only the brackets, commas and junk (ErrorNodes) stand in the list.
         return [
-            c
-            for c in self.children
-            if not (isinstance(c, Operator) and c.value in "[],") and not isinstance(c, ErrorNode)
+            c for c in self.children if isinstance(c, Expression) and not isinstance(c, ErrorNode)
         ]
 
     @property
@@ -1036,12 +1041,14 @@ class ObjectLiteral(ProseNode):
     __slots__ = ()
     type = "object"
 
-    def entries(self) -> list[Any]:
-        """``Name`` leaves for shorthand entries, ``ObjectEntry`` nodes for ``key: value``."""
+    def entries(self) -> list[ObjectEntry | Expression]:
+        """``Name`` leaves for shorthand entries, ``ObjectEntry`` nodes for ``key: value``
+        (any other value is an entry too, for the checks to report)."""
+        # Besides these, only the braces, commas and junk (ErrorNodes) stand in the list.
         return [
             c
             for c in self.children
-            if not (isinstance(c, Operator) and c.value in "{},") and not isinstance(c, ErrorNode)
+            if isinstance(c, ObjectEntry | Expression) and not isinstance(c, ErrorNode)
         ]
 
     @property
@@ -1061,12 +1068,15 @@ class ObjectEntry(ProseNode):
     type = "object_entry"
 
     @property
-    def key(self) -> Any:
-        return self.children[0]
+    def key(self) -> Name | String:
+        key = self.children[0]
+        assert isinstance(key, Name | String)
+        return key
 
     @property
-    def value(self) -> Any:
-        return self.children[2] if len(self.children) > 2 else None
+    def value(self) -> Expression | None:
+        value = self.children[2] if len(self.children) > 2 else None
+        return value if isinstance(value, Expression) else None
 
 
 class Subscript(ProseNode):
@@ -1172,7 +1182,7 @@ Statement = (
 STATEMENT_BLOCKS = (Suite, PropertyBlock)
 
 
-def iter_nodes(node: Any) -> Iterator[Any]:
+def iter_nodes(node: _parso.BaseNode) -> Iterator[_parso.BaseNode]:
     """Every node (not leaf) under ``node``, depth first, ``node`` included."""
     stack = [node]
     while stack:
@@ -1185,7 +1195,9 @@ def iter_nodes(node: Any) -> Iterator[Any]:
                 stack.append(child)
 
 
-def ancestor(node: Any, classes: Any) -> Any:
+def ancestor(
+    node: _parso.NodeOrLeaf, classes: builtins.type[_T] | tuple[builtins.type[_T], ...]
+) -> _T | None:
     """The nearest enclosing node that is an instance of ``classes`` (a class or a tuple of
     classes), or None."""
     parent = node.parent
@@ -1196,13 +1208,12 @@ def ancestor(node: Any, classes: Any) -> Any:
     return None
 
 
-def iter_leaves(node: Any) -> Iterator[Any]:
+def iter_leaves(node: _parso.BaseNode | _parso.Leaf) -> Iterator[_parso.Leaf]:
     """Every leaf under ``node`` in source order."""
     stack = [node]
     while stack:
         current = stack.pop()
-        children = getattr(current, "children", None)
-        if children is None:
+        if isinstance(current, _parso.Leaf):
             yield current
         else:
-            stack.extend(reversed(children))
+            stack.extend(reversed(current.children))

@@ -1037,6 +1037,7 @@ class Interpreter:
         if prop is None or prop.value is None:
             return ()
         value = prop.value
+        nodes: Iterable[t.ObjectEntry | t.Expression]
         if isinstance(value, t.ArrayLiteral):
             nodes = value.elements()
         elif isinstance(value, t.ObjectLiteral):

@@ -433,6 +433,7 @@ class ParserCore:
             )
         ):
             newline = self.line.newline
+            assert newline is not None  # a line followed by another ends in a line break
             self._advance()
             items = self.parse_items(kind, header_indent, self.line.indent)
             block_cls = t.PropertyBlock if kind is _PROPERTIES else t.Suite
