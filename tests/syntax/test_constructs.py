@@ -40,6 +40,7 @@ from openprose.syntax import (
     Newline,
     NotExpression,
     Number,
+    ObjectEntry,
     ObjectLiteral,
     OptionClause,
     OutputBinding,
@@ -62,6 +63,7 @@ from openprose.syntax import (
     parse,
     syntax_diagnostics,
 )
+from tests.support.nodes import narrow, prompt
 
 # --------------------------------------------------------------------------- helpers
 
@@ -252,7 +254,7 @@ def test_agent_definition() -> None:
     assert persist is not None and persist.value.value == "project"
     skills = agent.get_property("skills")
     assert skills is not None and isinstance(skills.value, ArrayLiteral)
-    assert [e.text for e in skills.value.elements()] == ["web-search", "summarize"]
+    assert [narrow(e, String).text for e in skills.value.elements()] == ["web-search", "summarize"]
     assert skills.value.is_closed
     assert agent.get_property("retry") is None
 
@@ -267,9 +269,9 @@ def test_agent_permissions_nested_property_block() -> None:
     assert [p.name for p in block.properties()] == ["read", "bash"]
     read = block.get("read")
     assert read is not None and isinstance(read.value, ArrayLiteral)
-    assert read.value.elements()[0].text == "*.md"
+    assert narrow(read.value.elements()[0], String).text == "*.md"
     bash = block.get("bash")
-    assert bash is not None and bash.value.value == "deny"
+    assert bash is not None and narrow(bash.value, Name).value == "deny"
     assert bash.name_leaf.start_pos == (8, 4)
 
 
@@ -278,10 +280,12 @@ def test_agent_persist_true_and_string() -> None:
         'agent a:\n  persist: true\nagent b:\n  persist: ".prose/memory/b"\n  retry: 3\n'
     )
     a, b = module.statements()
+    assert isinstance(a, AgentDefinition) and isinstance(b, AgentDefinition)
     assert a.name == "a" and b.name == "b"
-    assert a.get_property("persist").value.value == "true"
-    assert b.get_property("persist").value.text == ".prose/memory/b"
-    retry = b.get_property("retry").value
+    a_persist, b_persist = a.get_property("persist"), b.get_property("persist")
+    assert a_persist is not None and narrow(a_persist.value, Name).value == "true"
+    assert b_persist is not None and narrow(b_persist.value, String).text == ".prose/memory/b"
+    retry = narrow(b.get_property("retry"), Property).value
     assert isinstance(retry, Number) and retry.as_int() == 3
 
 
@@ -366,9 +370,9 @@ def test_triple_quoted_session_then_statement() -> None:
     text = 'session """\nLine one\nLine two\n"""\nsession "next"\n'
     module = parse_clean(text)
     first, second = module.statements()
-    assert first.prompt.text == "\nLine one\nLine two\n"
-    assert first.prompt.end_pos == (4, 3)
-    assert second.prompt.start_pos == (5, 8)
+    assert prompt(first).text == "\nLine one\nLine two\n"
+    assert prompt(first).end_pos == (4, 3)
+    assert prompt(second).start_pos == (5, 8)
 
 
 # --------------------------------------------------------------------------- resume
@@ -390,7 +394,7 @@ def test_resume_with_properties() -> None:
 def test_resume_as_binding_value() -> None:
     let = single("let more = resume: captain\n", LetBinding)
     assert isinstance(let.value, Resume)
-    assert let.value.agent.value == "captain"
+    assert narrow(let.value.agent, Name).value == "captain"
 
 
 # --------------------------------------------------------------------------- bindings
@@ -409,7 +413,7 @@ def test_const_binding() -> None:
     const = single('const config = "fast"\n', ConstBinding)
     assert isinstance(const, LetBinding)  # a subclass, with the same accessors
     assert const.keyword == "const"
-    assert const.target.value == "config"
+    assert narrow(const.target, Name).value == "config"
     assert isinstance(const.value, String) and const.value.text == "fast"
 
 
@@ -423,14 +427,15 @@ def test_assignment_to_a_keyword_like_name() -> None:
     # Keywords are soft: a variable may be called `session` or `loop`.
     module = parse_clean('session = "x"\nloop = session "y"\n')
     first, second = module.statements()
-    assert isinstance(first, Assignment) and first.target.value == "session"
-    assert isinstance(second, Assignment) and second.target.value == "loop"
+    assert isinstance(first, Assignment) and narrow(first.target, Name).value == "session"
+    assert isinstance(second, Assignment) and narrow(second.target, Name).value == "loop"
     assert isinstance(second.value, Session)
 
 
 def test_let_binding_of_name_array_and_number() -> None:
     module = parse_clean('let a = b\nlet c = ["x", y]\nlet d = 42\n')
     a, c, d = module.statements()
+    assert isinstance(a, LetBinding) and isinstance(c, LetBinding) and isinstance(d, LetBinding)
     assert isinstance(a.value, Name) and a.value.value == "b"
     assert isinstance(c.value, ArrayLiteral)
     assert [code(e) for e in c.value.elements()] == ['"x"', "y"]
@@ -449,7 +454,7 @@ def test_destructuring_let() -> None:
     assert call.arguments is not None
     (kwarg,) = call.arguments.keyword_arguments()
     assert kwarg.name.value == "topic"
-    assert kwarg.value.text == "x"
+    assert narrow(kwarg.value, String).text == "x"
 
 
 # --------------------------------------------------------------------------- context
@@ -545,7 +550,7 @@ def test_arrow_sequence_continued_on_lines_at_same_indentation() -> None:
     module = parse_clean('session "A"\n-> session "B"\nsession "after"\n')
     arrow, after = module.statements()
     assert isinstance(arrow, ArrowSequence)
-    assert [s.prompt.text for s in arrow.steps()] == ["A", "B"]
+    assert [prompt(s).text for s in arrow.steps()] == ["A", "B"]
     assert isinstance(after, Session)
 
 
@@ -554,7 +559,7 @@ def test_arrow_sequence_continued_on_indented_lines() -> None:
     module = parse_clean(text)
     arrow, after = module.statements()
     assert isinstance(arrow, ArrowSequence)
-    assert [s.prompt.text for s in arrow.steps()] == ["A", "B", "C"]
+    assert [prompt(s).text for s in arrow.steps()] == ["A", "B", "C"]
     assert arrow.steps()[1].start_pos == (2, 5)
     assert isinstance(after, Session)
 
@@ -562,6 +567,7 @@ def test_arrow_sequence_continued_on_indented_lines() -> None:
 def test_arrow_sequence_binding_continued_on_indented_line() -> None:
     module = parse_clean('let r = session "A"\n  -> session "B"\nsession "after"\n')
     let, after = module.statements()
+    assert isinstance(let, LetBinding)
     assert isinstance(let.value, ArrowSequence)
     assert len(let.value.steps()) == 2
     assert isinstance(after, Session)
@@ -575,11 +581,11 @@ def test_parallel_with_named_branches() -> None:
     parallel = single(text, Parallel)
     assert parallel.modifiers is None
     first, second, third = parallel.body_statements()
-    assert isinstance(first, Assignment) and first.target.value == "a"
-    assert isinstance(first.value, Session) and first.value.prompt.text == "x"
-    assert isinstance(second, Assignment) and second.target.value == "b"
+    assert isinstance(first, Assignment) and narrow(first.target, Name).value == "a"
+    assert isinstance(first.value, Session) and prompt(first.value).text == "x"
+    assert isinstance(second, Assignment) and narrow(second.target, Name).value == "b"
     assert isinstance(third, Session)
-    assert first.target.start_pos == (2, 2)
+    assert narrow(first.target, Name).start_pos == (2, 2)
 
 
 def test_parallel_with_modifiers() -> None:
@@ -592,8 +598,8 @@ def test_parallel_with_modifiers() -> None:
     assert isinstance(items[0], String) and items[0].text == "any"
     assert [k.name.value for k in modifiers.keyword_arguments()] == ["count", "on-fail"]
     assert all(isinstance(k, KeywordArgument) for k in items[1:])
-    assert modifiers.keyword_arguments()[0].value.as_int() == 2
-    assert modifiers.keyword_arguments()[1].value.text == "continue"
+    assert narrow(modifiers.keyword_arguments()[0].value, Number).as_int() == 2
+    assert narrow(modifiers.keyword_arguments()[1].value, String).text == "continue"
     assert [code(p) for p in modifiers.positional()] == ['"any"']
     assert len(parallel.body_statements()) == 2
 
@@ -636,7 +642,7 @@ def test_for_each_with_index_and_inline_array() -> None:
     assert loop.item.value == "x"
     assert loop.index is not None and loop.index.value == "i"
     assert isinstance(loop.collection, ArrayLiteral)
-    assert [e.text for e in loop.collection.elements()] == ["a", "b"]
+    assert [narrow(e, String).text for e in loop.collection.elements()] == ["a", "b"]
 
 
 def test_parallel_for_each() -> None:
@@ -671,7 +677,7 @@ def test_loop_while_with_max_and_index() -> None:
     assert isinstance(loop.modifiers, Arguments)
     (limit,) = loop.modifiers.keyword_arguments()
     assert limit.name.value == "max"
-    assert limit.value.as_int() == 5
+    assert narrow(limit.value, Number).as_int() == 5
     assert loop.index is not None and loop.index.value == "n"
 
 
@@ -697,7 +703,8 @@ def test_single_stage_pipeline(operation: str) -> None:
     assert stage.parameter_list is None
     (session,) = stage.body_statements()
     assert isinstance(session, Session)
-    assert session.get_property("context").value.value == "item"
+    context = session.get_property("context")
+    assert context is not None and narrow(context.value, Name).value == "item"
 
 
 def test_reduce_stage() -> None:
@@ -730,13 +737,13 @@ def test_chained_pipeline_on_indented_lines() -> None:
     assert isinstance(let, LetBinding)
     pipeline = let.value
     assert isinstance(pipeline, Pipeline)
-    assert pipeline.source.value == "topics"
+    assert narrow(pipeline.source, Name).value == "topics"
     stages = pipeline.stages()
-    assert [s.operation.value for s in stages] == ["filter", "map", "reduce"]
+    assert [narrow(s.operation, Keyword).value for s in stages] == ["filter", "map", "reduce"]
     assert [len(s.body_statements()) for s in stages] == [1, 1, 1]
-    assert [n.value for n in stages[2].parameter_list.names()] == ["all", "one"]
+    assert [n.value for n in narrow(stages[2].parameter_list, Parameters).names()] == ["all", "one"]
     assert stages[1].start_pos == (4, 2)
-    assert isinstance(after, Session) and after.prompt.text == "after"
+    assert isinstance(after, Session) and prompt(after).text == "after"
 
 
 def test_pipeline_stages_on_one_line_chain() -> None:
@@ -766,7 +773,7 @@ def test_try_catch_finally() -> None:
     assert catch.error_name.start_pos == (3, 9)
     assert len(catch.body_statements()) == 1
     assert isinstance(statement.finally_clause, FinallyClause)
-    assert statement.finally_clause.body_statements()[0].prompt.text == "Clean up"
+    assert prompt(statement.finally_clause.body_statements()[0]).text == "Clean up"
 
 
 def test_try_catch_without_name() -> None:
@@ -786,7 +793,7 @@ def test_throw_statements() -> None:
     text = 'try:\n  session "a"\ncatch:\n  throw\nthrow "Something broke"\n'
     module = parse_clean(text)
     statement, throw = module.statements()
-    (rethrow,) = statement.catch_clauses()[0].body_statements()
+    (rethrow,) = narrow(statement, TryStatement).catch_clauses()[0].body_statements()
     assert isinstance(rethrow, ThrowStatement)
     assert rethrow.message is None
     assert isinstance(throw, ThrowStatement)
@@ -844,7 +851,7 @@ def test_if_elif_else() -> None:
     assert [type(c) for c in elifs] == [ElifClause, ElifClause]
     assert [c.condition.condition for c in elifs] == ["tests are slow", "no tests"]
     assert isinstance(statement.else_clause, ElseClause)
-    assert statement.else_clause.body_statements()[0].prompt.text == "Ship"
+    assert prompt(statement.else_clause.body_statements()[0]).text == "Ship"
     assert statement.else_clause.start_pos == (7, 0)
 
 
@@ -876,7 +883,7 @@ def test_nested_if_inside_loop() -> None:
 
 def test_discretion_single_line() -> None:
     module = parse_clean('if **the user  agrees **:\n  session "x"\n')
-    cond = module.statements()[0].condition
+    cond = narrow(module.statements()[0], IfStatement).condition
     assert isinstance(cond, Discretion)
     assert not cond.is_multiline
     assert cond.is_terminated
@@ -888,6 +895,7 @@ def test_discretion_multiline() -> None:
     text = 'if ***\n  the plan is complete\n  and reviewed\n***:\n  session "go"\nsession "z"\n'
     module = parse_clean(text)
     statement, after = module.statements()
+    assert isinstance(statement, IfStatement)
     cond = statement.condition
     assert isinstance(cond, Discretion)
     assert cond.is_multiline
@@ -901,7 +909,8 @@ def test_discretion_multiline() -> None:
 
 def test_discretion_with_single_star_inside() -> None:
     module = parse_clean('if **a * b**:\n  session "x"\n')
-    assert module.statements()[0].condition.condition == "a * b"
+    cond = narrow(module.statements()[0], IfStatement).condition
+    assert narrow(cond, Discretion).condition == "a * b"
 
 
 # --------------------------------------------------------------------------- expressions
@@ -911,10 +920,10 @@ def test_program_call() -> None:
     let = single('let r = research(topic: "AI", depth: 2)\n', LetBinding)
     call = let.value
     assert isinstance(call, ProgramCall)
-    assert call.name.value == "research"
-    kwargs = call.arguments.keyword_arguments()
+    assert narrow(call.name, Name).value == "research"
+    kwargs = narrow(call.arguments, Arguments).keyword_arguments()
     assert [k.name.value for k in kwargs] == ["topic", "depth"]
-    assert kwargs[1].value.as_int() == 2
+    assert narrow(kwargs[1].value, Number).as_int() == 2
 
 
 def test_program_call_as_statement() -> None:
@@ -925,7 +934,7 @@ def test_program_call_as_statement() -> None:
 def test_program_call_without_arguments() -> None:
     let = single("let r = research()\n", LetBinding)
     assert isinstance(let.value, ProgramCall)
-    assert let.value.arguments.items() == []
+    assert narrow(let.value.arguments, Arguments).items() == []
 
 
 def test_attribute_access() -> None:
@@ -1014,8 +1023,8 @@ def test_object_literal_with_entries() -> None:
     assert isinstance(value, ObjectLiteral)
     assert not value.is_shorthand
     entries = value.entries()
-    assert [code(e.key) for e in entries] == ["name", "n"]
-    assert entries[1].value.as_int() == 2
+    assert [code(narrow(e, ObjectEntry).key) for e in entries] == ["name", "n"]
+    assert narrow(narrow(entries[1], ObjectEntry).value, Number).as_int() == 2
 
 
 # --------------------------------------------------------------------------- a whole program

@@ -10,8 +10,11 @@ from openprose.checking import check_text
 from openprose.diagnostics import Diagnostic
 from openprose.syntax import (
     AgentDefinition,
+    ArrayLiteral,
     CatchClause,
     ChoiceStatement,
+    Discretion,
+    DoBlock,
     ElifClause,
     ElseClause,
     ErrorBlock,
@@ -23,8 +26,10 @@ from openprose.syntax import (
     LetBinding,
     Loop,
     Module,
+    Name,
     OptionClause,
     OutputBinding,
+    Pipeline,
     Repeat,
     Session,
     String,
@@ -33,6 +38,7 @@ from openprose.syntax import (
     parse,
     syntax_diagnostics,
 )
+from tests.support.nodes import narrow, prompt
 
 
 def check(text: str) -> tuple[Module, list[Diagnostic]]:
@@ -83,8 +89,8 @@ def test_e001_unterminated_string_ends_at_end_of_line() -> None:
     assert span(d) == ((1, 8), (1, 14))
     assert "closing" in d.message
     first, second = module.statements()
-    assert isinstance(first, Session) and first.prompt.value == '"Hello'
-    assert not first.prompt.is_terminated
+    assert isinstance(first, Session) and prompt(first).value == '"Hello'
+    assert not prompt(first).is_terminated
     assert_next_session(second, "next", 2)
 
 
@@ -100,7 +106,7 @@ def test_e001_unterminated_string_in_a_property() -> None:
     d = only(diagnostics, "E001")
     assert span(d) == ((2, 10), (2, 15))
     first, second = module.statements()
-    assert [p.name for p in first.properties()] == ["prompt", "model"]
+    assert [p.name for p in narrow(first, Session).properties()] == ["prompt", "model"]
     assert_next_session(second, "b", 4)
 
 
@@ -111,7 +117,7 @@ def test_e001_unterminated_triple_string_runs_to_end_of_file() -> None:
     assert span(d) == ((1, 8), (4, 0))
     assert '"""' in d.message
     (session,) = module.statements()
-    assert session.prompt.value == '"""Start\nsession "b"\n  more\n'
+    assert prompt(session).value == '"""Start\nsession "b"\n  more\n'
 
 
 def test_e001_escaped_closing_quote_does_not_close() -> None:
@@ -174,7 +180,7 @@ def test_e003_session_with_properties_but_no_prompt() -> None:
     module, diagnostics = check('session\n  model: opus\nsession "next"\n')
     d = only(diagnostics, "E003")
     assert span(d) == ((1, 0), (1, 7))
-    assert module.statements()[0].get_property("model") is not None
+    assert narrow(module.statements()[0], Session).get_property("model") is not None
     assert_next_session(module.statements()[1], "next", 3)
 
 
@@ -199,8 +205,8 @@ def test_e004_if_missing_colon_keeps_body() -> None:
     assert span(d) == ((1, 12), (1, 12))
     statement, after = module.statements()
     assert isinstance(statement, IfStatement)
-    assert statement.condition.condition == "ready"
-    assert [s.prompt.text for s in statement.body_statements()] == ["go"]
+    assert narrow(statement.condition, Discretion).condition == "ready"
+    assert [prompt(s).text for s in statement.body_statements()] == ["go"]
     assert_next_session(after, "next", 3)
 
 
@@ -211,7 +217,7 @@ def test_e004_loop_until_missing_colon_keeps_body() -> None:
     loop, after = module.statements()
     assert isinstance(loop, Loop)
     assert loop.kind == "until"
-    assert [s.prompt.text for s in loop.body_statements()] == ["work"]
+    assert [prompt(s).text for s in loop.body_statements()] == ["work"]
     assert_next_session(after, "next", 3)
 
 
@@ -233,7 +239,7 @@ def test_e004_let_missing_equals() -> None:
     assert "=" in diagnostics[0].message
     let, after = module.statements()
     assert isinstance(let, LetBinding)
-    assert let.target.value == "x"
+    assert narrow(let.target, Name).value == "x"
     assert_next_session(after, "next", 2)
 
 
@@ -252,7 +258,7 @@ def test_e004_junk_at_end_of_line() -> None:
     d = only(diagnostics, "E004")
     assert span(d) == ((1, 12), (1, 26))
     first, after = module.statements()
-    assert type(first) is Session and first.prompt.text == "a"
+    assert type(first) is Session and prompt(first).text == "a"
     assert_next_session(after, "next", 2)
 
 
@@ -265,7 +271,7 @@ def test_e004_operator_junk_after_a_session_statement(rest: str) -> None:
     d = only(diagnostics, "E004")
     assert span(d) == ((1, 12), (1, 12 + len(rest)))
     first, after = module.statements()
-    assert type(first) is Session and first.prompt.text == "a"
+    assert type(first) is Session and prompt(first).text == "a"
     assert_next_session(after, "next", 2)
 
 
@@ -273,7 +279,7 @@ def test_e004_junk_after_header_colon() -> None:
     module, diagnostics = check('do: extra\n  session "a"\nsession "next"\n')
     d = only(diagnostics, "E004")
     assert span(d) == ((1, 4), (1, 9))
-    assert len(module.statements()[0].body_statements()) == 1
+    assert len(narrow(module.statements()[0], DoBlock).body_statements()) == 1
     assert_next_session(module.statements()[1], "next", 3)
 
 
@@ -281,7 +287,8 @@ def test_e004_missing_property_value() -> None:
     module, diagnostics = check('session "a"\n  model:\n  prompt: "p"\nsession "next"\n')
     d = only(diagnostics, "E004")
     assert span(d) == ((2, 8), (2, 8))
-    assert [p.name for p in module.statements()[0].properties()] == ["model", "prompt"]
+    session = narrow(module.statements()[0], Session)
+    assert [p.name for p in session.properties()] == ["model", "prompt"]
     assert_next_session(module.statements()[1], "next", 4)
 
 
@@ -294,7 +301,7 @@ def test_e004_for_without_loop_variable() -> None:
     loop, after = module.statements()
     assert isinstance(loop, ForEach)
     assert loop.item is None
-    assert loop.collection.value == "xs"
+    assert narrow(loop.collection, Name).value == "xs"
     assert_next_session(after, "next", 3)
 
 
@@ -345,7 +352,7 @@ def test_e005_not_a_property() -> None:
     module, diagnostics = check('agent a:\n  model: opus\n  oops\nsession "next"\n')
     d = only(diagnostics, "E005")
     assert span(d) == ((3, 2), (3, 6))
-    assert module.statements()[0].get_property("model") is not None
+    assert narrow(module.statements()[0], AgentDefinition).get_property("model") is not None
     assert_next_session(module.statements()[1], "next", 4)
 
 
@@ -403,7 +410,7 @@ def test_e020_empty_input_name() -> None:
     decl, after = module.statements()
     assert isinstance(decl, InputDeclaration)
     assert decl.name is None
-    assert decl.description.text == "d"
+    assert narrow(decl.description, String).text == "d"
     assert_next_session(after, "next", 2)
 
 
@@ -414,7 +421,7 @@ def test_e023_empty_output_name() -> None:
     out, after = module.statements()
     assert isinstance(out, OutputBinding)
     assert out.name is None
-    assert out.value.value == "x"
+    assert narrow(out.value, Name).value == "x"
     assert_next_session(after, "next", 2)
 
 
@@ -457,7 +464,7 @@ def test_e030_unclosed_bracket_does_not_swallow_following_statements() -> None:
     assert span(d) == ((1, 9), (1, 10))
     let, after = module.statements()
     assert isinstance(let, LetBinding)
-    assert not let.value.is_closed
+    assert not narrow(let.value, ArrayLiteral).is_closed
     assert_next_session(after, "next", 3)
 
 
@@ -466,7 +473,8 @@ def test_e030_unclosed_bracket_with_continuation_line() -> None:
     d = only(diagnostics, "E030")
     assert span(d) == ((1, 9), (1, 10))
     let, after = module.statements()
-    assert [e.value for e in let.value.elements()] == ["a", "b"]
+    array = narrow(narrow(let, LetBinding).value, ArrayLiteral)
+    assert [narrow(e, Name).value for e in array.elements()] == ["a", "b"]
     assert_next_session(after, "next", 3)
 
 
@@ -476,7 +484,7 @@ def test_e030_unclosed_bracket_in_a_block() -> None:
     d = only(diagnostics, "E030")
     assert span(d) == ((2, 10), (2, 11))
     loop, after = module.statements()
-    let, inner = loop.body_statements()
+    let, inner = narrow(loop, ForEach).body_statements()
     assert isinstance(let, LetBinding)
     assert type(inner) is Session and inner.start_pos == (4, 2)
     assert_next_session(after, "next", 5)
@@ -486,7 +494,8 @@ def test_e030_unclosed_context_array_keeps_next_property() -> None:
     module, diagnostics = check('session "a"\n  context: [a,\n  model: opus\nsession "next"\n')
     d = only(diagnostics, "E030")
     assert span(d) == ((2, 11), (2, 12))
-    assert [p.name for p in module.statements()[0].properties()] == ["context", "model"]
+    session = narrow(module.statements()[0], Session)
+    assert [p.name for p in session.properties()] == ["context", "model"]
     assert_next_session(module.statements()[1], "next", 4)
 
 
@@ -539,7 +548,7 @@ def test_e031_after_a_plain_statement_inside_a_block() -> None:
     d = only(diagnostics, "E031")
     assert span(d) == ((3, 6), (3, 13))
     do, after = module.statements()
-    _, block, third = do.body_statements()
+    _, block, third = narrow(do, DoBlock).body_statements()
     assert isinstance(block, ErrorBlock)
     assert type(third) is Session and third.start_pos == (4, 2)
     assert_next_session(after, "next", 5)
@@ -622,7 +631,7 @@ def test_e034_tabs_mixed_with_spaces() -> None:
     d = only(diagnostics, "E034")
     assert span(d) == ((3, 8), (3, 15))
     statement, after = module.statements()
-    assert len(statement.body_statements()) == 2
+    assert len(narrow(statement, IfStatement).body_statements()) == 2
     assert_next_session(after, "next", 4)
 
 
@@ -651,6 +660,7 @@ def test_e035_orphan_clauses(header: str, cls: type[Any], width: int) -> None:
     assert span(d) == ((1, 0), (1, width))
     clause, after = module.statements()
     assert type(clause) is cls
+    assert isinstance(clause, ElifClause | ElseClause | CatchClause | FinallyClause | OptionClause)
     assert len(clause.body_statements()) == 1
     assert_next_session(after, "next", 3)
 
@@ -758,7 +768,7 @@ def test_statement_beside_options_in_choice() -> None:
     module, diagnostics = check(text)
     d = only(diagnostics, "E005")
     assert span(d) == ((4, 2), (4, 9))
-    assert len(module.statements()[0].options()) == 1
+    assert len(narrow(module.statements()[0], ChoiceStatement).options()) == 1
     assert_next_session(module.statements()[1], "next", 5)
 
 
@@ -770,7 +780,8 @@ def test_e039_unknown_pipe_operation() -> None:
     d = only(diagnostics, "E039")
     assert span(d) == ((1, 13), (1, 17))
     let, after = module.statements()
-    (stage,) = let.value.stages()
+    (stage,) = narrow(narrow(let, LetBinding).value, Pipeline).stages()
+    assert stage.operation is not None
     assert stage.operation.value == "sort"
     assert len(stage.body_statements()) == 1
     assert_next_session(after, "next", 3)
@@ -828,7 +839,7 @@ def test_e041_unsupported_statements(statement: str, hint: str) -> None:
     assert f"`{word}`" in d.message
     assert hint in d.message
     loop, after = module.statements()
-    unsupported, inner = loop.body_statements()
+    unsupported, inner = narrow(loop, ForEach).body_statements()
     assert isinstance(unsupported, UnsupportedStatement)
     assert unsupported.keyword == word
     assert type(inner) is Session and inner.start_pos == (3, 2)
@@ -897,7 +908,7 @@ def test_stray_triple_quote_in_session_prompt() -> None:
     assert span(d) == ((2, 19), (2, 22))
     (related,) = d.related
     assert (related.start, related.end) == ((1, 8), (1, 11))
-    assert isinstance(module.statements()[0].prompt, String)
+    assert isinstance(narrow(module.statements()[0], Session).prompt, String)
 
 
 def test_closing_triple_quote_on_its_own_line_is_not_blamed() -> None:
@@ -945,7 +956,7 @@ def test_one_error_does_not_affect_the_rest() -> None:
     module, diagnostics = check(text)
     assert [d.code for d in diagnostics] == ["E005", "E004", "E035"]
     sessions = [s for s in module.statements() if type(s) is Session]
-    assert [s.prompt.text for s in sessions] == ["ok 1", "ok 2", "ok 3", "ok 4"]
+    assert [prompt(s).text for s in sessions] == ["ok 1", "ok 2", "ok 3", "ok 4"]
     assert [s.start_pos[0] for s in sessions] == [1, 3, 5, 8]
 
 

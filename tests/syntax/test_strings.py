@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from openprose.syntax import Session, String, parse, syntax_diagnostics
+from tests.support.nodes import prompt
 
 
 def prompt_of(text: str) -> String:
@@ -122,7 +123,7 @@ def test_triple_string_parts_after_an_earlier_multiline_string() -> None:
     text = 'session """\none\ntwo"""\nsession """\n  x {a}\n"""\n'
     module = parse(text)
     assert syntax_diagnostics(module) == []
-    second = module.statements()[1].prompt
+    second = prompt(module.statements()[1])
     (part,) = [p for p in second.parts() if p.kind == "interpolation"]
     assert (part.start, part.end) == ((5, 4), (5, 7))
 
@@ -240,9 +241,9 @@ def test_backslash_newline_in_triple_string_is_not_e002() -> None:
     module = parse(text)
     assert module.get_code() == text
     assert syntax_diagnostics(module) == []
-    leaf = module.statements()[0].prompt
+    leaf = prompt(module.statements()[0])
     assert leaf.text == "\n  first line \\\n  second line\n"
-    assert module.statements()[1].prompt.text == "next"
+    assert prompt(module.statements()[1]).text == "next"
 
 
 def test_backslash_crlf_in_triple_string_is_not_e002() -> None:
@@ -256,8 +257,8 @@ def test_escaped_quote_in_single_string() -> None:
     module = parse('session "say \\"hi\\""\nsession "next"\n')
     assert syntax_diagnostics(module) == []
     first, second = module.statements()
-    assert first.prompt.text == 'say "hi"'
-    assert second.prompt.text == "next"
+    assert prompt(first).text == 'say "hi"'
+    assert prompt(second).text == "next"
 
 
 def test_escaped_backslash_before_closing_quote() -> None:
@@ -274,12 +275,12 @@ def test_four_quotes_close_with_the_last_three() -> None:
     module = parse(text)
     assert syntax_diagnostics(module) == []
     first, second = module.statements()
-    leaf = first.prompt
+    leaf = prompt(first)
     assert leaf.value == '"""Ask: "Proceed?""""'
     assert leaf.is_terminated
     assert leaf.text == 'Ask: "Proceed?"'
     assert leaf.end_pos == (1, 29)
-    assert second.prompt.text == "next"
+    assert prompt(second).text == "next"
 
 
 def test_five_quotes_close_with_the_last_three() -> None:
@@ -298,8 +299,8 @@ def test_escaped_triple_quote_inside_triple_string() -> None:
     module = parse(text)
     assert syntax_diagnostics(module) == []
     first, second = module.statements()
-    assert first.prompt.text == 'Write """ here'
-    assert second.prompt.text == "next"
+    assert prompt(first).text == 'Write """ here'
+    assert prompt(second).text == "next"
 
 
 def test_empty_triple_string() -> None:
@@ -313,6 +314,6 @@ def test_empty_triple_string() -> None:
 def test_two_quotes_is_an_empty_single_string() -> None:
     module = parse('session ""\nsession "next"\n')
     first, second = module.statements()
-    assert first.prompt.value == '""'
-    assert not first.prompt.is_triple
-    assert second.prompt.text == "next"
+    assert prompt(first).value == '""'
+    assert not prompt(first).is_triple
+    assert prompt(second).text == "next"
