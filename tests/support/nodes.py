@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TypeVar
 
-from openprose.syntax import Session, String
+from openprose.syntax import AgentDefinition, Expression, Resume, Session, String
 
 T = TypeVar("T")
 
@@ -22,3 +22,10 @@ def narrow(value: object, cls: type[T]) -> T:
 def prompt(node: object) -> String:
     """The prompt string of ``session "..."``, checked to be one."""
     return narrow(narrow(node, Session).prompt, String)
+
+
+def property_value(node: AgentDefinition | Session | Resume, name: str) -> Expression | None:
+    """The value of ``node``'s property ``name``, checked to be there."""
+    found = node.get_property(name)
+    assert found is not None, f"no property {name!r} in {node!r}"
+    return found.value

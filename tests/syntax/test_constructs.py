@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -63,9 +63,11 @@ from openprose.syntax import (
     parse,
     syntax_diagnostics,
 )
-from tests.support.nodes import narrow, prompt
+from tests.support.nodes import narrow, prompt, property_value
 
 # --------------------------------------------------------------------------- helpers
+
+T = TypeVar("T")
 
 
 def parse_clean(text: str) -> Module:
@@ -83,7 +85,7 @@ def check_parents(node: Any) -> None:
         check_parents(child)
 
 
-def single(text: str, cls: type[Any]) -> Any:
+def single(text: str, cls: type[T]) -> T:
     """The only statement of a clean program, checked to be a ``cls``."""
     statements = parse_clean(text).statements()
     assert len(statements) == 1, statements
@@ -251,7 +253,7 @@ def test_agent_definition() -> None:
     assert prompt is not None and isinstance(prompt.value, String)
     assert prompt.value.text == "You research things"
     persist = agent.get_property("persist")
-    assert persist is not None and persist.value.value == "project"
+    assert persist is not None and narrow(persist.value, Name).value == "project"
     skills = agent.get_property("skills")
     assert skills is not None and isinstance(skills.value, ArrayLiteral)
     assert [narrow(e, String).text for e in skills.value.elements()] == ["web-search", "summarize"]
@@ -344,26 +346,26 @@ def test_session_with_properties() -> None:
         "retry",
         "backoff",
     ]
-    assert session.get_property("prompt").value.text == "Be harsh"
-    assert session.get_property("backoff").value.value == "exponential"
+    assert narrow(property_value(session, "prompt"), String).text == "Be harsh"
+    assert narrow(property_value(session, "backoff"), Name).value == "exponential"
 
 
 def test_prompt_session_with_properties() -> None:
     session = single('session "Go"\n  model: haiku\n', Session)
     assert session.prompt is not None and session.prompt.text == "Go"
-    assert session.get_property("model").value.value == "haiku"
+    assert narrow(property_value(session, "model"), Name).value == "haiku"
 
 
 def test_session_with_only_prompt_property_is_valid() -> None:
     session = single('session\n  prompt: "from the property"\n', Session)
     assert session.prompt is None
-    assert session.get_property("prompt").value.text == "from the property"
+    assert narrow(property_value(session, "prompt"), String).text == "from the property"
 
 
 def test_session_with_agent_and_properties() -> None:
     session = single('session: writer\n  prompt: "Draft it"\n', Session)
     assert session.agent is not None and session.agent.value == "writer"
-    assert session.get_property("prompt").value.text == "Draft it"
+    assert narrow(property_value(session, "prompt"), String).text == "Draft it"
 
 
 def test_triple_quoted_session_then_statement() -> None:
@@ -388,7 +390,7 @@ def test_resume_with_properties() -> None:
     resume = single('resume: captain\n  prompt: "Continue"\n  context: notes\n', Resume)
     assert resume.agent is not None and resume.agent.value == "captain"
     assert [p.name for p in resume.properties()] == ["prompt", "context"]
-    assert resume.get_property("context").value.value == "notes"
+    assert narrow(property_value(resume, "context"), Name).value == "notes"
 
 
 def test_resume_as_binding_value() -> None:
@@ -477,10 +479,10 @@ def test_context_property_forms(value: str, cls: type[Any], elements: list[str] 
     assert type(context.value) is cls
     assert code(context.value) == value
     if cls is ArrayLiteral:
-        assert [code(e) for e in context.value.elements()] == elements
+        assert [code(e) for e in narrow(context.value, ArrayLiteral).elements()] == elements
     elif cls is ObjectLiteral:
-        assert [code(e) for e in context.value.entries()] == elements
-        assert context.value.is_shorthand
+        assert [code(e) for e in narrow(context.value, ObjectLiteral).entries()] == elements
+        assert narrow(context.value, ObjectLiteral).is_shorthand
 
 
 # --------------------------------------------------------------------------- do / block
@@ -489,7 +491,7 @@ def test_context_property_forms(value: str, cls: type[Any], elements: list[str] 
 def test_do_block() -> None:
     do = single('do:\n  session "a"\n  session "b"\n', DoBlock)
     assert isinstance(do.body, Suite)
-    assert [s.prompt.text for s in do.body_statements()] == ["a", "b"]
+    assert [prompt(s).text for s in do.body_statements()] == ["a", "b"]
 
 
 def test_block_definition_with_parameters() -> None:
@@ -536,7 +538,7 @@ def test_arrow_sequence() -> None:
     arrow = single('session "A" -> session "B" -> session "C"\n', ArrowSequence)
     steps = arrow.steps()
     assert [type(s) for s in steps] == [Session, Session, Session]
-    assert [s.prompt.text for s in steps] == ["A", "B", "C"]
+    assert [prompt(s).text for s in steps] == ["A", "B", "C"]
     assert steps[2].start_pos == (1, 30)
 
 
@@ -623,7 +625,7 @@ def test_repeat() -> None:
 
 def test_repeat_with_index() -> None:
     repeat = single('repeat 3 as i:\n  session "again {i}"\n', Repeat)
-    assert repeat.count.as_int() == 3
+    assert narrow(repeat.count, Number).as_int() == 3
     assert repeat.index is not None and repeat.index.value == "i"
     assert repeat.index.start_pos == (1, 12)
 
@@ -639,7 +641,7 @@ def test_for_each() -> None:
 
 def test_for_each_with_index_and_inline_array() -> None:
     loop = single('for x, i in ["a", "b"]:\n  session "x"\n', ForEach)
-    assert loop.item.value == "x"
+    assert narrow(loop.item, Name).value == "x"
     assert loop.index is not None and loop.index.value == "i"
     assert isinstance(loop.collection, ArrayLiteral)
     assert [narrow(e, String).text for e in loop.collection.elements()] == ["a", "b"]
@@ -648,8 +650,8 @@ def test_for_each_with_index_and_inline_array() -> None:
 def test_parallel_for_each() -> None:
     loop = single('parallel for x in items:\n  session "x"\n', ForEach)
     assert loop.is_parallel
-    assert loop.item.value == "x"
-    assert loop.collection.value == "items"
+    assert narrow(loop.item, Name).value == "x"
+    assert narrow(loop.collection, Name).value == "items"
     assert isinstance(loop.children[0], Keyword) and loop.children[0].value == "parallel"
 
 
@@ -673,7 +675,7 @@ def test_loop_until() -> None:
 def test_loop_while_with_max_and_index() -> None:
     loop = single('loop while **more to do** (max: 5) as n:\n  session "Work"\n', Loop)
     assert loop.kind == "while"
-    assert loop.condition.condition == "more to do"
+    assert narrow(loop.condition, Discretion).condition == "more to do"
     assert isinstance(loop.modifiers, Arguments)
     (limit,) = loop.modifiers.keyword_arguments()
     assert limit.name.value == "max"
@@ -684,7 +686,8 @@ def test_loop_while_with_max_and_index() -> None:
 def test_loop_with_max_only() -> None:
     loop = single('loop (max: 10):\n  session "Work"\n', Loop)
     assert loop.kind is None
-    assert loop.modifiers.keyword_arguments()[0].value.as_int() == 10
+    modifiers = narrow(loop.modifiers, Arguments)
+    assert narrow(modifiers.keyword_arguments()[0].value, Number).as_int() == 10
 
 
 # --------------------------------------------------------------------------- pipelines
@@ -709,15 +712,15 @@ def test_single_stage_pipeline(operation: str) -> None:
 
 def test_reduce_stage() -> None:
     let = single('let all = ideas | reduce(acc, idea):\n  session "Merge"\n', LetBinding)
-    (stage,) = let.value.stages()
-    assert stage.operation.value == "reduce"
+    (stage,) = narrow(let.value, Pipeline).stages()
+    assert narrow(stage.operation, Keyword).value == "reduce"
     assert isinstance(stage.parameter_list, Parameters)
     assert [n.value for n in stage.parameter_list.names()] == ["acc", "idea"]
 
 
 def test_pipeline_from_array_source() -> None:
     let = single('let out = ["a", "b"] | map:\n  session "x"\n', LetBinding)
-    assert isinstance(let.value.source, ArrayLiteral)
+    assert isinstance(narrow(let.value, Pipeline).source, ArrayLiteral)
 
 
 def test_chained_pipeline_on_indented_lines() -> None:
@@ -749,7 +752,8 @@ def test_chained_pipeline_on_indented_lines() -> None:
 def test_pipeline_stages_on_one_line_chain() -> None:
     text = 'let r = items | filter:\n  session "f"\n'
     let = single(text, LetBinding)
-    assert [s.operation.value for s in let.value.stages()] == ["filter"]
+    stages = narrow(let.value, Pipeline).stages()
+    assert [narrow(s.operation, Keyword).value for s in stages] == ["filter"]
 
 
 # --------------------------------------------------------------------------- try / throw
@@ -817,14 +821,15 @@ def test_choice_with_options() -> None:
     assert choice.criteria.condition == "the best approach"
     options = choice.options()
     assert [type(o) for o in options] == [OptionClause, OptionClause]
-    assert [o.label.text for o in options] == ["Quick", "Thorough"]
+    assert [narrow(o.label, String).text for o in options] == ["Quick", "Thorough"]
     assert [len(o.body_statements()) for o in options] == [1, 2]
-    assert options[1].label.start_pos == (4, 9)
+    assert narrow(options[1].label, String).start_pos == (4, 9)
 
 
 def test_choice_with_multiline_criteria() -> None:
     text = 'choice ***\n  which way\n  to go\n***:\n  option "A":\n    session "a"\n'
     choice = single(text, ChoiceStatement)
+    assert isinstance(choice.criteria, Discretion)
     assert choice.criteria.is_multiline
     assert choice.criteria.condition == "which way\n  to go"
     assert choice.options()[0].start_pos == (5, 2)
@@ -849,7 +854,8 @@ def test_if_elif_else() -> None:
     assert statement.condition.condition == "tests fail"
     elifs = statement.elif_clauses()
     assert [type(c) for c in elifs] == [ElifClause, ElifClause]
-    assert [c.condition.condition for c in elifs] == ["tests are slow", "no tests"]
+    conditions = [narrow(c.condition, Discretion).condition for c in elifs]
+    assert conditions == ["tests are slow", "no tests"]
     assert isinstance(statement.else_clause, ElseClause)
     assert prompt(statement.else_clause.body_statements()[0]).text == "Ship"
     assert statement.else_clause.start_pos == (7, 0)
@@ -928,7 +934,7 @@ def test_program_call() -> None:
 
 def test_program_call_as_statement() -> None:
     call = single('research(topic: "AI")\n', ProgramCall)
-    assert call.name.value == "research"
+    assert narrow(call.name, Name).value == "research"
 
 
 def test_program_call_without_arguments() -> None:
@@ -939,7 +945,7 @@ def test_program_call_without_arguments() -> None:
 
 def test_attribute_access() -> None:
     session = single('session "x"\n  context: result.findings\n', Session)
-    value = session.get_property("context").value
+    value = property_value(session, "context")
     assert isinstance(value, Attribute)
     assert isinstance(value.base, Name) and value.base.value == "result"
     assert [n.value for n in value.attribute_names()] == ["findings"]
@@ -948,7 +954,7 @@ def test_attribute_access() -> None:
 
 def test_attribute_chain_in_array() -> None:
     session = single('session "x"\n  context: [r.a.b, other]\n', Session)
-    array = session.get_property("context").value
+    array = narrow(property_value(session, "context"), ArrayLiteral)
     first = array.elements()[0]
     assert isinstance(first, Attribute)
     assert first.dotted == "r.a.b"
