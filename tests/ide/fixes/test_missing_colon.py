@@ -51,11 +51,16 @@ MEMORY = "agent c:\n  persist: true\n  model: opus\nsession: c\n"
     ("text", "code", "expected"),
     [
         (MEMORY + 'resume c\n  prompt: "Go on"\n', "E004", "resume: c\n"),
-        ('agent c:\n  model: opus\nsession c\n  prompt: "Go"\n', "E003", "session: c\n"),
+        ('agent c:\n  model: opus\nsession c\n  prompt: "Go"\n', "E004", "session: c\n"),
+        (
+            'agent c:\n  model: opus\nlet x = session c\n  model: haiku\nsession "{x}"\n',
+            "E004",
+            "session: c\n",
+        ),
     ],
 )
 def test_agent_name_without_colon_gets_it(text: str, code: str, expected: str) -> None:
-    assert [d.code for d in check_text(text)].count("E031") == 1  # the block, before
+    assert [d.code for d in check_text(text)] == [code]  # one error, at the name, before
     title = f"Change to `{expected.rstrip()}`"
     assert preferred(text, code) == [title]
     result = apply_edits(text, actions_for(text, code)[0].edits)
@@ -66,7 +71,8 @@ def test_agent_name_without_colon_gets_it(text: str, code: str, expected: str) -
 
 
 def test_colon_for_an_unknown_agent_is_offered_but_not_automatic() -> None:
-    assert preferred("session c\n", "E003") == ["Change to `session: c`"]
+    assert preferred("session c\n", "E004") == ["Change to `session: c`"]
+    assert preferred("session c d\n", "E003") == ["Change to `session: c`"]
     assert fix_all(analyze_document("session c\n")) == []
 
 
@@ -75,6 +81,7 @@ def test_colon_for_an_unknown_agent_is_offered_but_not_automatic() -> None:
     [
         (MEMORY + 'resume\n  prompt: "x"\n', "E004"),  # no agent to name
         ("session\n  model: opus\n", "E003"),
+        ('session "x" c\n', "E004"),  # junk after a prompt, not an agent name
     ],
 )
 def test_no_colon_fix_without_a_name(text: str, code: str) -> None:

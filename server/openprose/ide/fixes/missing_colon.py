@@ -1,5 +1,6 @@
 """Quick fixes that add a missing `:`: after a ``session`` with indented properties (E074),
-and after the keyword of ``session name`` or ``resume name`` (E003, E004).
+and after the keyword of ``session name`` or ``resume name`` (E004 at the name; E003 for
+``session name`` followed by more on its line).
 """
 
 from __future__ import annotations
@@ -27,12 +28,18 @@ def session_without_colon(fixer: Fixer, diagnostic: Diagnostic, leaf: Any) -> li
 
 def agent_without_colon(fixer: Fixer, diagnostic: Diagnostic, leaf: Any) -> list[Fix]:
     node: Any = leaf.parent
-    if diagnostic.code == "E003":
-        fits = isinstance(node, t.Session)
-    else:  # "expected `:` after `resume`", right after the keyword
-        fits = isinstance(node, t.Resume) and diagnostic.start == diagnostic.end
-        fits = fits and to_pos(leaf.end_pos) == to_pos(diagnostic.start)
-    if not fits or node.children[0] is not leaf:
+    if diagnostic.code == "E004":
+        # The parser reports `session c` / `resume c` at the name.
+        if not isinstance(node, t.Session | t.Resume) or len(node.children) < 2:
+            return []
+        if node.children[1] is not leaf:
+            return []
+        if to_pos(leaf.start_pos) != to_pos(diagnostic.start):
+            return []
+        leaf = node.children[0]
+    elif not isinstance(node, t.Session):
+        return []
+    if node.children[0] is not leaf:
         return []
     name = leaf.get_next_leaf()
     if not isinstance(name, t.Name) or name.start_pos[0] != leaf.start_pos[0]:

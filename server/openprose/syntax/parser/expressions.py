@@ -438,6 +438,8 @@ class ExpressionParser(ParserCore):
             children.append(self.take())
             children.append(self.take())
             has_target = self.name_or_missing_quiet(children)
+        else:
+            has_target = self._agent_without_colon(children)
         self.property_block(children)
         node = t.Session(children)
         if not has_target and node.get_property("prompt") is None:
@@ -450,6 +452,22 @@ class ExpressionParser(ParserCore):
                 )
             self.issue("E003", message, kw)
         return node
+
+    def _agent_without_colon(self, children: list[Any]) -> bool:
+        """``session c`` or ``resume c``, the name alone on its line: the `:` of
+        ``session: c`` is missing.  That one error, at the name, stands for the mistake;
+        the name is kept in the header so the properties below still belong to it."""
+        tok = self.cur()
+        if not isinstance(tok, t.Name) or self.peek() is not None:
+            return False
+        keyword = children[0].value
+        children.append(self.take())
+        self.issue(
+            "E004",
+            f"expected `:` before the agent name: write `{keyword}: {tok.value}`",
+            tok,
+        )
+        return True
 
     def name_or_missing_quiet(self, children: list[Any]) -> bool:
         tok = self.cur()
@@ -464,7 +482,7 @@ class ExpressionParser(ParserCore):
         if self.at_op(":"):
             children.append(self.take())
             self.name_or_missing(children, "E004", "expected an agent name after `resume:`")
-        else:
+        elif not self._agent_without_colon(children):
             self.missing("E004", "expected `:` after `resume`: write `resume: agent-name`", kw)
         self.property_block(children)
         return t.Resume(children)
@@ -482,6 +500,11 @@ class ExpressionParser(ParserCore):
             children.append(self.take())
             if self.at_op("("):
                 children.append(self.parse_arguments())
+        elif self.at_eol() and self._block_follows(indent):
+            # `do` and an indented block: only the `:` of `do:` is missing.
+            self.missing("E004", "expected `:` after `do`", kw)
+            self.header_block(children, BlockKind.STATEMENTS, "do:", indent)
+            return t.DoBlock(children)
         else:
             self.missing("E004", "expected `:` or a block name after `do`", kw)
         return t.DoInvocation(children)
@@ -586,6 +609,13 @@ class ExpressionParser(ParserCore):
             block = self.parse_block(BlockKind.PROPERTIES, self.line.indent, False)
             if block is not None:
                 children.append(block)
+
+    def _block_follows(self, indent: str) -> bool:
+        """Whether the next line is indented deeper than a header indented ``indent``."""
+        if self.barrier:
+            return False
+        nxt = self._peek_line()
+        return not nxt.eof and deeper(nxt.indent, indent)
 
     def _condition(self, children: list[Any], after: str) -> Any:
         cond = self.parse_condition()

@@ -169,22 +169,30 @@ class Parser(ExpressionParser):
     def parse_agent(self) -> t.AgentDefinition:
         indent = self.line.indent
         children: list[Any] = [self.take_keyword()]
-        self.name_or_missing(children, "E004", "expected an agent name after `agent`")
-        self.expect_colon(children, "agent name")
+        name = self.name_or_missing(children, "E004", "expected an agent name after `agent`")
+        self._header_colon(children, name, "agent name")
         self.header_block(children, BlockKind.PROPERTIES, "agent", indent)
         return t.AgentDefinition(children)
 
     def parse_block_definition(self) -> t.BlockDefinition:
         indent = self.line.indent
         children: list[Any] = [self.take_keyword()]
-        self.name_or_missing(
+        name = self.name_or_missing(
             children, "E054", "block definition must have a name: write `block name:`"
         )
         if self.at_op("("):
             children.append(self.parse_parameters())
-        self.expect_colon(children, "block name")
+        self._header_colon(children, name, "block name")
         self.header_block(children, BlockKind.STATEMENTS, "block", indent)
         return t.BlockDefinition(children)
+
+    def _header_colon(self, children: list[Any], name: t.Name | None, what: str) -> None:
+        """The `:` after a definition's name.  A bare `agent` or `block` at the end of the
+        line already has its error (the missing name): a second one at the same spot for
+        the `:` would report the same unfinished header twice."""
+        if name is None and len(children) == 1 and self.at_eol():
+            return
+        self.expect_colon(children, what)
 
     def parse_try(self) -> t.TryStatement:
         indent = self.line.indent
