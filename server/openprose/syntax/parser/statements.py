@@ -127,18 +127,20 @@ class Parser(ExpressionParser):
         self.finish(children)
         return t.InputDeclaration(children)
 
-    def parse_use(self) -> t.UseStatement:
-        children: list[Any] = [self.take_keyword()]
+    def _string_or_missing(self, children: list[Any], message: str) -> None:
+        """A quoted path or name, or E004 right after the last child."""
         tok = self.cur()
         if isinstance(tok, t.String):
             self.check_string(tok)
             children.append(self.take())
         else:
-            self.missing(
-                "E004",
-                'expected a program path after `use`, such as `use "@handle/slug"`',
-                children[-1],
-            )
+            self.missing("E004", message, children[-1])
+
+    def parse_use(self) -> t.UseStatement:
+        children: list[Any] = [self.take_keyword()]
+        self._string_or_missing(
+            children, 'expected a program path after `use`, such as `use "@handle/slug"`'
+        )
         if self.at_word("as"):
             children.append(self.take_keyword())
             self.name_or_missing(children, "E004", "expected an alias name after `as`")
@@ -147,20 +149,10 @@ class Parser(ExpressionParser):
 
     def parse_import(self) -> t.ImportStatement:
         children: list[Any] = [self.take_keyword()]
-        tok = self.cur()
-        if isinstance(tok, t.String):
-            self.check_string(tok)
-            children.append(self.take())
-        else:
-            self.missing("E004", "expected a quoted name after `import`", children[-1])
+        self._string_or_missing(children, "expected a quoted name after `import`")
         if self.at_word("from"):
             children.append(self.take_keyword())
-            tok = self.cur()
-            if isinstance(tok, t.String):
-                self.check_string(tok)
-                children.append(self.take())
-            else:
-                self.missing("E004", 'expected a quoted source after "from"', children[-1])
+            self._string_or_missing(children, 'expected a quoted source after "from"')
         else:
             self.missing("E004", 'expected `from "source"` after the imported name', children[-1])
         self.finish(children)
