@@ -6,13 +6,13 @@ import json
 import re
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from openprose import __version__
 from openprose.diagnostics import Diagnostic, Severity
+from tests.cli.fixture_types import RunProse, WriteSource
 
 CLEAN = """\
 agent editor:
@@ -26,8 +26,6 @@ session: editor
 
 UNTERMINATED = 'session "Hello\n'
 
-RunProse = Callable[..., subprocess.CompletedProcess[str]]  # the `prose` fixture
-WriteSource = Callable[[str, str], Path]  # the `source` fixture
 
 JSON_KEYS = {"path", "line", "column", "end_line", "end_column", "severity", "code", "message"}
 

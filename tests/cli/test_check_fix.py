@@ -5,19 +5,14 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
 import sys
-from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from openprose.diagnostics import Diagnostic
-
-RunProse = Callable[..., subprocess.CompletedProcess[str]]  # the `prose` fixture
-WriteSource = Callable[[str, str], Path]  # the `source` fixture
+from tests.cli.fixture_types import RunProse, WriteSource
 
 # Three safe fixes (a reassigned const, a bare loop, a one-letter typo of a variable) and one
 # problem without a fix (an undefined block).

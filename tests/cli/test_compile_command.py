@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
-RunProse = Callable[..., subprocess.CompletedProcess[str]]  # the `prose` fixture
-WriteSource = Callable[[str, str], Path]  # the `source` fixture
+from tests.cli.fixture_types import RunProse, WriteSource
 
 PROGRAM = """\
 # A small program

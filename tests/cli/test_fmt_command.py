@@ -5,11 +5,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
-RunProse = Callable[..., subprocess.CompletedProcess[str]]  # the `prose` fixture
-WriteSource = Callable[[str, str], Path]  # the `source` fixture
+from tests.cli.fixture_types import RunProse, WriteSource
 
 MESSY = 'agent  writer :\n    model:sonnet\nlet d=session  "Draft"\n\n\n\n\nsession "x"\n'
 TIDY = 'agent writer:\n  model: sonnet\nlet d = session "Draft"\n\n\nsession "x"\n'

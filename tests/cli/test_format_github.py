@@ -7,18 +7,12 @@ after the first ``::`` that follows, then ``%XX`` escapes decoded with ``%25`` l
 
 from __future__ import annotations
 
-import subprocess
-from collections.abc import Callable
-from pathlib import Path
-
 from hypothesis import given
 from hypothesis import strategies as st
 
 from openprose.cli.github import escape_data, escape_property, format_github
 from openprose.diagnostics import Diagnostic, Severity
-
-RunProse = Callable[..., subprocess.CompletedProcess[str]]
-WriteSource = Callable[[str, str], Path]
+from tests.cli.fixture_types import RunProse, WriteSource
 
 _DATA_ESCAPES = (("%0D", "\r"), ("%0A", "\n"))
 _PROPERTY_ESCAPES = (*_DATA_ESCAPES, ("%3A", ":"), ("%2C", ","))

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -25,9 +23,7 @@ from openprose.cli.sarif import SarifLog
 from openprose.codes import CODES
 from openprose.diagnostics import Diagnostic, Related, Severity
 from openprose.reference import REPOSITORY, heading_anchor
-
-RunProse = Callable[..., subprocess.CompletedProcess[str]]
-WriteSource = Callable[[str, str], Path]
+from tests.cli.fixture_types import RunProse, WriteSource
 
 SCHEMA = Path(__file__).parent / "sarif" / "sarif-schema-2.1.0.json"
 DIAGNOSTICS_DOC = Path(__file__).resolve().parents[2] / "docs" / "diagnostics.md"

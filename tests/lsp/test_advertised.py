@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
+from tests.support.characters import ASTRAL
 from tests.support.edits import units
 
 Session = Any  # the conftest's Session: a live client plus position helpers
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-ASTRAL = "\U0001d11e"
 PROGRAM = (
     f"# notes {ASTRAL}\n"  # 0
     'use "./library.prose" as library\n'  # 1

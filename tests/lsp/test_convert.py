@@ -18,8 +18,8 @@ from openprose.ide import types as ide
 from openprose.ide.semantic_tokens import semantic_tokens
 from openprose.lsp import convert
 from tests.corpus import location
+from tests.support.characters import ASTRAL
 
-ASTRAL = "\U0001d11e"  # 1 code point, 2 UTF-16 units, 4 UTF-8 bytes
 E_ACUTE = "\u00e9"  # 1 code point, 1 UTF-16 unit, 2 UTF-8 bytes
 LINES = [f"a{ASTRAL}b{E_ACUTE}c", "plain", ""]
 

@@ -10,10 +10,10 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+from tests.support.characters import ASTRAL
 from tests.support.edits import apply_edits, from_lsp
 
 Session = Any  # the conftest's Session: a live client plus position helpers
-ASTRAL = "\U0001d11e"  # two UTF-16 code units, four UTF-8 bytes
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
