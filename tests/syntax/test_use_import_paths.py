@@ -33,9 +33,10 @@ def diagnostics(text: str) -> list[tuple[str, tuple[int, int], tuple[int, int], 
         ('import "a" from "b"\n', []),
         (
             "import\n",
+            # One place, one code: ordered by message.
             [
-                ("E004", (1, 6), (1, 6), "expected a quoted name after `import`"),
                 ("E004", (1, 6), (1, 6), NO_FROM),
+                ("E004", (1, 6), (1, 6), "expected a quoted name after `import`"),
             ],
         ),
         (

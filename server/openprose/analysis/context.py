@@ -3,7 +3,7 @@ report a diagnostic with an exact range."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -27,6 +27,7 @@ class NodeIndex:
     __slots__ = ("_index", "_queries", "module")
 
     def __init__(self, module: Any) -> None:
+        # The module, or the top-level items a part of an incremental analysis indexes.
         self.module = module
         self._index: dict[type, list[Any]] | None = None
         self._queries: dict[tuple[type, ...], list[Any]] = {}
@@ -40,6 +41,11 @@ class NodeIndex:
         """The nodes that carry syntax issues, outside error nodes' insides."""
         return self._walked()[_ISSUES]
 
+    def item_memo(self, item: Any, key: Hashable, compute: Callable[[], _T]) -> _T:
+        """A value computed from the top-level item ``item`` alone (an incremental analysis
+        keeps it while the item is unchanged; here it is computed each time)."""
+        return compute()
+
     def strings(self) -> list[Any]:
         """Every string literal outside error nodes, in source order."""
         return self._walked().get(_STRINGS, [])
@@ -50,11 +56,17 @@ class NodeIndex:
         if cached is not None:
             return cached
         index = self._walked()
-        kinds = [
-            kind
-            for kind in index
-            if kind is not _STRINGS and kind is not _ISSUES and issubclass(kind, classes)
-        ]
+        # By name, so that nodes of two classes starting at the same place come in the same
+        # order whatever the walk met first (an incremental analysis indexes each top-level
+        # item on its own and must find what one index of the module finds).
+        kinds = sorted(
+            (
+                kind
+                for kind in index
+                if kind is not _STRINGS and kind is not _ISSUES and issubclass(kind, classes)
+            ),
+            key=_class_name,
+        )
         found = [n for kind in kinds for n in index[kind]]
         if len(kinds) > 1:
             found.sort(key=lambda n: n.start_pos)
@@ -76,6 +88,9 @@ class Context:
     # Loads the contract of a program a `use` statement names (None: no cross-file).
     contracts: Any = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    # For the context of one top-level item (an incremental analysis checks each on its
+    # own): the whole program's context, which holds the program's facts.
+    program: Context | None = field(default=None, repr=False)
     _memo: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def memo(self, key: str, compute: Callable[[], _T]) -> _T:
@@ -84,6 +99,12 @@ class Context:
             self._memo[key] = compute()
         value: _T = self._memo[key]
         return value
+
+    def program_fact(self, key: str, compute: Callable[[Context], _T]) -> _T:
+        """A fact of the whole program (``compute`` gets the whole program's context), shared
+        by the contexts of its top-level items."""
+        owner = self.program if self.program is not None else self
+        return owner.memo(key, lambda: compute(owner))
 
     def diagnostics_sorted(self) -> list[Diagnostic]:
         return sorted(self.diagnostics, key=Diagnostic.sort_key)
@@ -135,13 +156,17 @@ def _range(at: Any) -> tuple[Position, Position]:
     return span(at)
 
 
-def _index_nodes(module: Any) -> dict[type, list[Any]]:
+def _index_nodes(root: Any) -> dict[type, list[Any]]:
     from openprose.syntax import tree as t
 
     index: dict[type, list[Any]] = {}
     strings: list[Any] = []
     issues: list[Any] = []
-    stack = [module]
+    if isinstance(root, list):
+        strings = [leaf for leaf in root if type(leaf) is t.String]
+        stack = [node for node in reversed(root) if hasattr(node, "children")]
+    else:
+        stack = [root]
     string = t.String
     while stack:
         node = stack.pop()
@@ -162,6 +187,10 @@ def _index_nodes(module: Any) -> dict[type, list[Any]]:
     index[_STRINGS] = strings
     index[_ISSUES] = issues
     return index
+
+
+def _class_name(kind: type) -> str:
+    return kind.__name__
 
 
 class _STRINGS:  # the index key for string leaves

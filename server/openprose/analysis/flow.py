@@ -8,6 +8,7 @@ other, and the branches of a ``parallel`` run concurrently (neither is before th
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,47 +39,57 @@ class Run:
     chain: Chain
 
 
-def runs(ctx: Context, kinds: tuple[type, ...]) -> list[Run]:
+def runs(
+    ctx: Context, kinds: tuple[type, ...], wanted: Callable[[Any], bool] | None = None
+) -> list[Run]:
     """Every execution of a node of these ``kinds`` in program order, with ``do``
-    invocations inlined."""
+    invocations inlined (only those ``wanted`` accepts are returned: the others count
+    toward the order and the bound all the same)."""
     found: list[Run] = []
+    count = 0
     instances = [0]
     invoked: set[int] = set()
     calls: dict[int, int] = {}
 
-    def visit(root: Any, instance: int, outer: Chain, active: tuple[int, ...]) -> None:
-        # ("visit", node) or ("inline", invocation); a block runs after its arguments.
-        stack: list[tuple[str, Any]] = [("visit", root)]
-        while stack and len(found) < MAX_RUNS:
-            action, node = stack.pop()
-            if action == "inline":
-                block = ctx.model.block(node.name.value)
-                if (
-                    block is None
-                    or id(block) in active
-                    or len(active) >= MAX_INLINE
-                    or calls.get(id(block), 0) >= MAX_CALLS
-                ):
-                    continue
-                invoked.add(id(block))
-                calls[id(block)] = calls.get(id(block), 0) + 1
-                instances[0] += 1
-                call = _chain(node, instance, outer)
-                call.insert(0, ((instance, id(node)), node))
-                for statement in block.body_statements():
-                    visit(statement, instances[0], call, (*active, id(block)))
+    def play(
+        events: list[tuple[bool, Any]], instance: int, outer: Chain, active: tuple[int, ...]
+    ) -> None:
+        nonlocal count
+        for is_run, node in events:
+            if count >= MAX_RUNS:
+                return
+            if is_run:
+                if wanted is None or wanted(node):
+                    found.append(
+                        Run(node, count, (instance, id(node)), _chain(node, instance, outer))
+                    )
+                count += 1
                 continue
-            if isinstance(node, t.ErrorNode | t.BlockDefinition):
+            block = ctx.model.block(node.name.value)
+            if (
+                block is None
+                or id(block) in active
+                or len(active) >= MAX_INLINE
+                or calls.get(id(block), 0) >= MAX_CALLS
+            ):
                 continue
-            if isinstance(node, kinds):
-                found.append(
-                    Run(node, len(found), (instance, id(node)), _chain(node, instance, outer))
+            invoked.add(id(block))
+            calls[id(block)] = calls.get(id(block), 0) + 1
+            instances[0] += 1
+            call = _chain(node, instance, outer)
+            call.insert(0, ((instance, id(node)), node))
+            for statement in block.body_statements():
+                # The instance as it is now: a statement before may have inlined a block.
+                play(
+                    _body_events(ctx, block, statement, kinds),
+                    instances[0],
+                    call,
+                    (*active, id(block)),
                 )
-            if isinstance(node, t.DoInvocation) and node.name is not None:
-                stack.append(("inline", node))
-            stack.extend(("visit", c) for c in reversed(node.children) if hasattr(c, "children"))
 
-    visit(ctx.module, 0, [], ())
+    for child in ctx.module.children:
+        if hasattr(child, "children"):
+            play(_item_events(ctx, child, kinds), 0, [], ())
     # Blocks no `do` reaches still get checked, as if run at the end of the program.
     for block in ctx.nodes(t.BlockDefinition):
         if id(block) not in invoked:
@@ -86,8 +97,45 @@ def runs(ctx: Context, kinds: tuple[type, ...]) -> list[Run]:
             outer = _chain(block, 0, [])
             outer.insert(0, ((0, id(block)), block))
             for statement in block.body_statements():
-                visit(statement, instances[0], outer, (id(block),))
+                play(_body_events(ctx, block, statement, kinds), instances[0], outer, (id(block),))
     return found
+
+
+def _item_events(ctx: Context, item: Any, kinds: tuple[type, ...]) -> list[tuple[bool, Any]]:
+    return ctx.index.item_memo(item, ("flow", kinds), lambda: _events(item, kinds))
+
+
+def _body_events(
+    ctx: Context, block: Any, statement: Any, kinds: tuple[type, ...]
+) -> list[tuple[bool, Any]]:
+    item = block
+    while item.parent is not None and not isinstance(item.parent, t.Module):
+        item = item.parent
+    return ctx.index.item_memo(
+        item, ("flow", kinds, id(statement)), lambda: _events(statement, kinds)
+    )
+
+
+def _events(root: Any, kinds: tuple[type, ...]) -> list[tuple[bool, Any]]:
+    """What running ``root`` meets, in order: (True, node) a node of ``kinds`` that runs,
+    (False, invocation) a ``do`` whose block runs there (after its arguments).  Nothing
+    inside an error or a block definition runs where it is written."""
+    events: list[tuple[bool, Any]] = []
+    # (False, node) to visit, (True, invocation) to inline.
+    stack: list[tuple[bool, Any]] = [(False, root)]
+    while stack:
+        inline, node = stack.pop()
+        if inline:
+            events.append((False, node))
+            continue
+        if isinstance(node, t.ErrorNode | t.BlockDefinition):
+            continue
+        if isinstance(node, kinds):
+            events.append((True, node))
+        if isinstance(node, t.DoInvocation) and node.name is not None:
+            stack.append((True, node))
+        stack.extend((False, c) for c in reversed(node.children) if hasattr(c, "children"))
+    return events
 
 
 def possibly_before(a: Run, b: Run) -> bool:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from openprose.syntax import tree as t
 
@@ -90,19 +90,46 @@ class Scope:
         return None
 
 
-@dataclass(eq=False)
 class Reference:
-    """A use of a name: ``role`` says where (context, interpolation, collection...)."""
+    """A use of a name: ``role`` says where (context, interpolation, collection...).
 
-    name: str
-    role: str
-    leaf: Any
-    symbol: Symbol | None
-    scope: Scope
-    start: tuple[int, int]
-    end: tuple[int, int]
-    # For a name used after a body that hid it (``let`` in a loop), where it lived.
-    hidden: Symbol | None = None
+    Its range is kept relative to its leaf's line, so that it follows the leaf when an
+    edit above moves it (an incremental analysis reuses references of unchanged items)."""
+
+    __slots__ = ("_end", "_start", "hidden", "leaf", "name", "role", "scope", "symbol")
+
+    def __init__(
+        self,
+        name: str,
+        role: str,
+        leaf: Any,
+        symbol: Symbol | None,
+        scope: Scope,
+        start: tuple[int, int],
+        end: tuple[int, int],
+        hidden: Symbol | None = None,
+    ) -> None:
+        self.name = name
+        self.role = role
+        self.leaf = leaf
+        self.symbol = symbol
+        self.scope = scope
+        line = leaf.line
+        self._start = (start[0] - line, start[1])
+        self._end = (end[0] - line, end[1])
+        # For a name used after a body that hid it (``let`` in a loop), where it lived.
+        self.hidden = hidden
+
+    @property
+    def start(self) -> tuple[int, int]:
+        return self.leaf.line + self._start[0], self._start[1]
+
+    @property
+    def end(self) -> tuple[int, int]:
+        return self.leaf.line + self._end[0], self._end[1]
+
+    def __repr__(self) -> str:
+        return f"Reference({self.name!r}, {self.role!r}, {self.start}-{self.end})"
 
 
 @dataclass(eq=False)
@@ -152,51 +179,216 @@ def import_alias(use: t.UseStatement) -> str | None:
     return name or None
 
 
+@dataclass(eq=False)
+class Trace:
+    """What binding one top-level item (or one block body) did, so that it can be replayed
+    instead of redone when everything it read from outside is unchanged.
+
+    ``ops`` is its dialogue with the program scope, in order: ``("def", name, symbol)`` a
+    definition there (the first of a name wins), ``("hide", name, symbol)`` a local that
+    ended with its body, ``("get", name, symbol, hidden)`` a lookup that reached the program
+    scope (and, when it found nothing, what ``hidden`` said), ``("peek", name, symbol)`` a
+    direct read of the program scope's table.  Everything else it produced is its own.
+    """
+
+    ops: list[tuple[Any, ...]] = field(default_factory=list)
+    definitions: list[Symbol] = field(default_factory=list)
+    references: list[Reference] = field(default_factory=list)
+    agent_references: list[tuple[Any, Any]] = field(default_factory=list)
+    block_references: list[Any] = field(default_factory=list)
+    program_calls: list[Any] = field(default_factory=list)
+    outputs: list[Symbol] = field(default_factory=list)
+    scopes: list[Scope] = field(default_factory=list)
+    deferred: list[t.BlockDefinition] = field(default_factory=list)
+
+
+@dataclass(eq=False)
+class StatementBinding:
+    """The binder's record of one top-level statement: what it declares before the walk
+    (agents, programs, inputs, blocks and their exported results), the trace of its walk,
+    and the traces of the block bodies it holds."""
+
+    statement: Any
+    agents: list[tuple[str, t.AgentDefinition]] = field(default_factory=list)
+    programs: list[tuple[str, Any]] = field(default_factory=list)
+    inputs: list[Symbol] = field(default_factory=list)
+    blocks: list[tuple[str, t.BlockDefinition]] = field(default_factory=list)
+    exported: list[Symbol] = field(default_factory=list)
+    branches: list[Symbol] = field(default_factory=list)
+    walk: Trace | None = None
+    bodies: dict[int, Trace] = field(default_factory=dict)
+
+
+@dataclass(eq=False)
+class UnitBinding:
+    """The records of a run of consecutive statements, and the same put end to end, so
+    that an unchanged run is replayed in one pass (its statements one by one otherwise)."""
+
+    records: list[StatementBinding]
+    agents: list[tuple[str, t.AgentDefinition]] = field(default_factory=list)
+    programs: list[tuple[str, Any]] = field(default_factory=list)
+    inputs: list[Symbol] = field(default_factory=list)
+    blocks: list[tuple[str, t.BlockDefinition]] = field(default_factory=list)
+    exported: list[Symbol] = field(default_factory=list)
+    branches: list[Symbol] = field(default_factory=list)
+    # The walks of its statements end to end, when all were made or replayed in order;
+    # with the statement that holds each block its walk deferred.
+    walk: Trace | None = None
+    owners: list[tuple[t.BlockDefinition, StatementBinding]] = field(default_factory=list)
+    # Its variables sorted by position, as of the last binding that redid any of it (the
+    # program's definitions are these lists one after the other: units do not overlap).
+    definitions: list[Symbol] | None = None
+
+    def __post_init__(self) -> None:
+        for record in self.records:
+            self.agents += record.agents
+            self.programs += record.programs
+            self.inputs += record.inputs
+            self.blocks += record.blocks
+            self.exported += record.exported
+            self.branches += record.branches
+
+
+class Unit(Protocol):
+    """Consecutive top-level items as the binder sees them: their statements, whether they
+    are the same as when their record was made, and the record (None: none yet)."""
+
+    statements: list[Any]
+    binding: UnitBinding | None
+
+    @property
+    def unchanged(self) -> bool: ...
+
+
 class Binder:
-    def __init__(self, module: Any, nodes: Callable[[type], list[Any]] | None = None) -> None:
+    def __init__(
+        self,
+        module: Any,
+        nodes: Callable[[type], list[Any]] | None = None,
+        units: list[Any] | None = None,
+        program_scope: Scope | None = None,
+        records: dict[int, StatementBinding] | None = None,
+    ) -> None:
         # ``nodes(cls)``: every node of a class in the module (the rules' shared index).
         self.nodes = nodes or (lambda cls: [n for n in t.iter_nodes(module) if isinstance(n, cls)])
-        self.model = Model(module, Scope("program", module, None))
+        # An incremental analysis keeps its units (runs of the module's items), the records
+        # of the statements it has seen unchanged (by id) and its program scope object from
+        # one edit to the next.
+        self.units: list[Any] = units if units is not None else []
+        self.records = records if records is not None else {}
+        scope = program_scope if program_scope is not None else Scope("program", module, None)
+        scope.node = module
+        scope.symbols = {}
+        self.model = Model(module, scope)
         self.model.scopes.append(self.model.program_scope)
         self._deferred_blocks: list[t.BlockDefinition] = []
+        self._deferred_owner: dict[int, StatementBinding] = {}
+        # The unit of each statement record; each unit's definitions in the order they were
+        # made; the units some part of which was made again.
+        self._unit_of: dict[int, UnitBinding] = {}
+        self._made: dict[int, list[Symbol]] = {}
+        self._redone: set[int] = set()
         # Names defined inside a body that ended (loop or block locals), by scope node,
         # to explain "undefined" references after that body.
         self._hidden: dict[str, Symbol] = {}
+        self._trace = Trace()
+        # Traces replayed or made, for the statistics of an incremental analysis.
+        self.replayed = 0
+        self.rebound = 0
 
     # ------------------------------------------------------------ entry
 
     def bind(self) -> Model:
         module = self.model.module
-        self._collect(module.statements())
-        self._walk(module.statements(), self.model.program_scope, in_parallel=False)
+        if not self.units:
+            return self._bind_whole(module)
+        kept: dict[int, StatementBinding] = {}
+        for unit in self.units:
+            binding = unit.binding
+            if binding is None or not unit.unchanged:
+                records = []
+                for statement in unit.statements:
+                    record = self.records.get(id(statement))
+                    if record is None or record.statement is not statement:
+                        record = self._declarations(statement)
+                    records.append(record)
+                binding = unit.binding = UnitBinding(records)
+                self._redone.add(id(binding))
+            for record in binding.records:
+                kept[id(record.statement)] = record
+                self._unit_of[id(record)] = binding
+        self.records.clear()
+        self.records.update(kept)
+        self._collect([unit.binding for unit in self.units])
+        for unit in self.units:
+            self._walk_unit(unit)
         for block in self._deferred_blocks:
-            self._bind_block(block)
-        self.model.definitions.sort(key=lambda s: s.start)
+            self._body_of(block)
+        definitions = self.model.definitions
+        for unit in self.units:
+            binding = unit.binding
+            if binding.definitions is None or id(binding) in self._redone:
+                made = self._made.get(id(binding), [])
+                made.sort(key=_start)
+                binding.definitions = made
+            definitions.extend(binding.definitions)
         return self.model
 
-    def _collect(self, statements: list[Any]) -> None:
-        """Agents, blocks (hoisted, anywhere), programs and inputs."""
+    def _bind_whole(self, module: Any) -> Model:
+        """One pass over a module with no records (the command line's check)."""
+        record = StatementBinding(module)
+        self._declare_top_level(record, module.statements())
+        self._declare_nested(record, self.nodes)
+        binding = UnitBinding([record])
+        self._collect([binding])
+        self._trace = Trace()
+        self._walk(module.statements(), self.model.program_scope, in_parallel=False)
+        self._finish(self._trace, binding)
+        for block in self._deferred_blocks:
+            self._trace = Trace()
+            self._bind_block(block)
+            self._finish(self._trace, binding)
+        made = self._made.get(id(binding), [])
+        made.sort(key=_start)
+        self.model.definitions.extend(made)
+        return self.model
+
+    # ------------------------------------------------------------ declarations
+
+    def _declarations(self, statement: Any) -> StatementBinding:
+        record = StatementBinding(statement)
+        self._declare_top_level(record, [statement])
+        from openprose.analysis.context import NodeIndex
+
+        self._declare_nested(record, NodeIndex(statement).nodes)
+        return record
+
+    def _declare_top_level(self, record: StatementBinding, statements: list[Any]) -> None:
+        """Agents, programs and inputs: collected from the program's own statements."""
         for statement in statements:
             if isinstance(statement, t.AgentDefinition) and statement.name:
-                self.model.agents.setdefault(statement.name, []).append(statement)
+                record.agents.append((statement.name, statement))
             elif isinstance(statement, t.UseStatement):
                 alias = import_alias(statement)
                 if alias:
-                    self.model.programs.setdefault(alias, []).append(statement)
+                    record.programs.append((alias, statement))
             elif isinstance(statement, t.InputDeclaration) and statement.name is not None:
                 symbol = Symbol(statement.name.value, Kind.INPUT, statement.name, statement)
-                self.model.inputs.append(symbol)
+                record.inputs.append(symbol)
+
+    def _declare_nested(self, record: StatementBinding, nodes: Callable[[type], list[Any]]) -> None:
         # Block definitions anywhere (nested ones are reported, and hoisted too).
-        for block in self.nodes(t.BlockDefinition):
+        for block in nodes(t.BlockDefinition):
             if block.name:
-                self.model.blocks.setdefault(block.name, []).append(block)
+                record.blocks.append((block.name, block))
         # A block's outputs and named parallel results are its results, visible to the
         # program once it has run (`do research()` then `{docs}`).
-        for node in self.nodes(t.OutputBinding):
+        for node in nodes(t.OutputBinding):
             if node.name is not None and _in_block_definition(node):
-                symbol = Symbol(node.name.value, Kind.OUTPUT, node.name, node, exported=True)
-                self.define(self.model.program_scope, symbol)
-        for node in self.nodes(t.Assignment):
+                record.exported.append(
+                    Symbol(node.name.value, Kind.OUTPUT, node.name, node, exported=True)
+                )
+        for node in nodes(t.Assignment):
             target = node.target
             if (
                 target is not None
@@ -204,31 +396,194 @@ class Binder:
                 and isinstance(node.parent.parent, t.Parallel)
                 and _in_block_definition(node)
             ):
-                symbol = Symbol(target.value, Kind.BRANCH, target, node, exported=True)
-                self.define(self.model.program_scope, symbol)
+                record.branches.append(
+                    Symbol(target.value, Kind.BRANCH, target, node, exported=True)
+                )
+
+    def _collect(self, bindings: list[UnitBinding]) -> None:
+        """Agents, blocks (hoisted, anywhere), programs and inputs, before the walk."""
+        model = self.model
+        for binding in bindings:
+            for name, agent in binding.agents:
+                model.agents.setdefault(name, []).append(agent)
+            for alias, use in binding.programs:
+                model.programs.setdefault(alias, []).append(use)
+            model.inputs.extend(binding.inputs)
+        for binding in bindings:
+            for name, block in binding.blocks:
+                model.blocks.setdefault(name, []).append(block)
+        for binding in bindings:
+            made = self._made[id(binding)] = []
+            for symbol in binding.exported:
+                self._define_program(symbol, made)
+        for binding in bindings:
+            made = self._made[id(binding)]
+            for symbol in binding.branches:
+                self._define_program(symbol, made)
+
+    # ------------------------------------------------------------ replay
+
+    def _walk_unit(self, unit: Any) -> None:
+        binding = unit.binding
+        joined = binding.walk
+        if unit.unchanged and joined is not None and self._still_valid(joined):
+            self._replay(joined)
+            self.replayed += 1
+            self._finish(joined, binding)
+            for block, record in binding.owners:
+                self._deferred_owner[id(block)] = record
+            return
+        traces = []
+        owners = []
+        program = self.model.program_scope
+        for record in binding.records:
+            trace = record.walk
+            if trace is None or not self._still_valid(trace):
+                self._trace = trace = Trace()
+                record.bodies = {}
+                self._statement(record.statement, program, in_parallel=False)
+                record.walk = trace
+                self.rebound += 1
+                self._redone.add(id(binding))
+            else:
+                self._replay(trace)
+                self.replayed += 1
+            self._finish(trace, binding)
+            for block in trace.deferred:
+                self._deferred_owner[id(block)] = record
+                owners.append((block, record))
+            traces.append(trace)
+        binding.walk = _joined(traces)
+        binding.owners = owners
+
+    def _body_of(self, block: t.BlockDefinition) -> None:
+        record = self._deferred_owner.get(id(block))
+        binding = self._unit_of.get(id(record)) if record is not None else None
+        trace = record.bodies.get(id(block)) if record is not None else None
+        if trace is None or not self._still_valid(trace):
+            self._trace = trace = Trace()
+            self._bind_block(block)
+            if record is not None:
+                record.bodies[id(block)] = trace
+            if binding is not None:
+                self._redone.add(id(binding))
+            self.rebound += 1
+        else:
+            self._replay(trace)
+            self.replayed += 1
+        self._finish(trace, binding)
+        if record is not None:
+            for nested in trace.deferred:
+                self._deferred_owner[id(nested)] = record
+
+    def _still_valid(self, trace: Trace) -> bool:
+        """Whether every read of ``trace`` from the program scope would give what it gave,
+        its own definitions (made on the way) included."""
+        symbols = self.model.program_scope.symbols
+        hidden = self._hidden
+        own: dict[str, Symbol] = {}
+        own_hidden: dict[str, Symbol] = {}
+        for op in trace.ops:
+            kind = op[0]
+            name = op[1]
+            if kind == "get":
+                found = symbols[name] if name in symbols else own.get(name)
+                if found is not op[2]:
+                    return False
+                if found is None:
+                    was = hidden[name] if name in hidden else own_hidden.get(name)
+                    if was is not op[3]:
+                        return False
+            elif kind == "def":
+                if name not in symbols and name not in own:
+                    own[name] = op[2]
+            elif kind == "hide":
+                if name not in hidden and name not in own_hidden:
+                    own_hidden[name] = op[2]
+            else:  # "peek"
+                found = symbols[name] if name in symbols else own.get(name)
+                if found is not op[2]:
+                    return False
+        return True
+
+    def _replay(self, trace: Trace) -> None:
+        program = self.model.program_scope
+        symbols = program.symbols
+        hidden = self._hidden
+        for op in trace.ops:
+            kind = op[0]
+            if kind == "def":
+                symbol = op[2]
+                symbol.scope = program
+                if op[1] not in symbols:
+                    symbols[op[1]] = symbol
+            elif kind == "hide":
+                hidden.setdefault(op[1], op[2])
+
+    def _finish(self, trace: Trace, owner: UnitBinding | None) -> None:
+        model = self.model
+        if owner is not None:
+            self._made[id(owner)].extend(trace.definitions)
+        else:
+            model.definitions.extend(trace.definitions)
+        model.references.extend(trace.references)
+        model.agent_references.extend(trace.agent_references)
+        model.block_references.extend(trace.block_references)
+        model.program_calls.extend(trace.program_calls)
+        model.outputs.extend(trace.outputs)
+        model.scopes.extend(trace.scopes)
+        self._deferred_blocks.extend(trace.deferred)
 
     # ------------------------------------------------------------ definitions
+
+    def _define_program(self, symbol: Symbol, definitions: list[Symbol]) -> None:
+        program = self.model.program_scope
+        symbol.scope = program
+        if symbol.name not in program.symbols:
+            program.symbols[symbol.name] = symbol
+        if symbol.kind.is_variable:
+            definitions.append(symbol)
 
     def define(self, scope: Scope, symbol: Symbol) -> None:
         # A catch block scopes only its error variable: a `let` in it is visible after it,
         # like one in a `try` or `if` body.
         while scope.kind == "catch" and not symbol.kind.is_scoped and scope.parent is not None:
             scope = scope.parent
+        if scope is self.model.program_scope:
+            self._trace.ops.append(("def", symbol.name, symbol))
         symbol.scope = scope
         if symbol.name not in scope.symbols:
             scope.symbols[symbol.name] = symbol
         if symbol.kind.is_variable:
-            self.model.definitions.append(symbol)
+            self._trace.definitions.append(symbol)
 
     def _enter(self, kind: str, node: Any, parent: Scope) -> Scope:
         scope = Scope(kind, node, parent)
-        self.model.scopes.append(scope)
+        self._trace.scopes.append(scope)
         return scope
 
     def _leave(self, scope: Scope) -> None:
         for name, symbol in scope.symbols.items():
             if not symbol.kind.is_scoped:
+                # Traced even when the name is hidden already: a replay must be able to
+                # hide it when what hid it first is gone.
                 self._hidden.setdefault(name, symbol)
+                self._trace.ops.append(("hide", name, symbol))
+
+    def _lookup(self, scope: Scope, name: str) -> tuple[Symbol | None, Symbol | None]:
+        """The symbol ``name`` means in ``scope``, and (when none) the local of an ended
+        body it may have meant; a search that reaches the program scope is traced."""
+        program = self.model.program_scope
+        current: Scope | None = scope
+        while current is not None and current is not program:
+            symbol = current.symbols.get(name)
+            if symbol is not None:
+                return symbol, None
+            current = current.parent
+        symbol = program.symbols.get(name)
+        hidden = self._hidden.get(name) if symbol is None else None
+        self._trace.ops.append(("get", name, symbol, hidden))
+        return symbol, hidden
 
     # ------------------------------------------------------------ walking
 
@@ -253,6 +608,7 @@ class Binder:
             if in_parallel:
                 if _inside_block(scope):
                     exported = self.model.program_scope.symbols.get(target.value)
+                    self._trace.ops.append(("peek", target.value, exported))
                     if exported is not None and exported.node is node:
                         return  # already defined (exported) while collecting
                 self.define(scope, Symbol(target.value, Kind.BRANCH, target, node))
@@ -263,7 +619,7 @@ class Binder:
             self._expression(node.value, scope)
             if node.name is not None and not _inside_block(scope):
                 symbol = Symbol(node.name.value, Kind.OUTPUT, node.name, node)
-                self.model.outputs.append(symbol)
+                self._trace.outputs.append(symbol)
                 self.define(scope, symbol)
             return
         if isinstance(node, t.InputDeclaration):
@@ -275,7 +631,7 @@ class Binder:
                 self.define(scope, symbol)
             return
         if isinstance(node, t.BlockDefinition):
-            self._deferred_blocks.append(node)
+            self._trace.deferred.append(node)
             return
         if isinstance(node, t.AgentDefinition):
             # Agent prompts are templates for the sessions that use the agent.
@@ -347,7 +703,7 @@ class Binder:
         elif isinstance(node, t.DoBlock):
             self._walk(node.body_statements(), scope, False)
         elif isinstance(node, t.DoInvocation):
-            self.model.block_references.append(node)
+            self._trace.block_references.append(node)
             if node.arguments is not None:
                 for item in node.arguments.items():
                     self._expression(item, scope)
@@ -374,7 +730,7 @@ class Binder:
             for step in node.steps():
                 self._expression(step, scope)
         elif isinstance(node, t.ProgramCall):
-            self.model.program_calls.append(node)
+            self._trace.program_calls.append(node)
             if node.arguments is not None:
                 for item in node.arguments.items():
                     value = item.value if isinstance(item, t.KeywordArgument) else item
@@ -405,7 +761,7 @@ class Binder:
 
     def _session_like(self, node: Any, scope: Scope, agent: Any) -> None:
         if agent is not None:
-            self.model.agent_references.append((agent, node))
+            self._trace.agent_references.append((agent, node))
         for prop in node.properties():
             self._property(prop, scope)
 
@@ -472,11 +828,32 @@ class Binder:
     def _add_reference(
         self, name: str, role: str, leaf: Any, scope: Scope, start: Any, end: Any
     ) -> None:
-        symbol = scope.lookup(name)
+        symbol, hidden = self._lookup(scope, name)
         reference = Reference(name, role, leaf, symbol, scope, start, end)
-        if symbol is None:
-            reference.hidden = self._hidden.get(name)
-        self.model.references.append(reference)
+        reference.hidden = hidden
+        self._trace.references.append(reference)
+
+
+def _joined(traces: list[Trace]) -> Trace:
+    """Traces one after the other, as one."""
+    if len(traces) == 1:
+        return traces[0]
+    joined = Trace()
+    for trace in traces:
+        joined.ops += trace.ops
+        joined.definitions += trace.definitions
+        joined.references += trace.references
+        joined.agent_references += trace.agent_references
+        joined.block_references += trace.block_references
+        joined.program_calls += trace.program_calls
+        joined.outputs += trace.outputs
+        joined.scopes += trace.scopes
+        joined.deferred += trace.deferred
+    return joined
+
+
+def _start(symbol: Symbol) -> tuple[int, int]:
+    return symbol.start
 
 
 def _inside_block(scope: Scope) -> bool:
@@ -516,5 +893,14 @@ def _in_block_definition(node: Any) -> bool:
     return t.ancestor(node, t.BlockDefinition) is not None
 
 
-def build_model(module: Any, nodes: Callable[[type], list[Any]] | None = None) -> Model:
-    return Binder(module, nodes).bind()
+def build_model(
+    module: Any,
+    nodes: Callable[[type], list[Any]] | None = None,
+    units: list[Any] | None = None,
+    program_scope: Scope | None = None,
+    records: dict[int, StatementBinding] | None = None,
+) -> Model:
+    """The semantic model of ``module``.  With ``units`` (its children, each with the record
+    of its last binding), items unchanged since are replayed from their records when what
+    they read is unchanged too: the model is the same as a binding from scratch."""
+    return Binder(module, nodes, units, program_scope, records).bind()

@@ -64,6 +64,9 @@ class Document:
         self.module = parse(text)
         self._starts = line_starts(text)
         self.stats = ReparseStats("full")
+        # The top-level items the last edit modified in place (an edit inside a block);
+        # those it replaced are new objects. None: the last change parsed everything.
+        self.touched: list[Any] | None = None
 
     # ------------------------------------------------------------ positions
 
@@ -110,6 +113,7 @@ class Document:
         release([old])
         self._starts = line_starts(text)
         self.stats = ReparseStats("full")
+        self.touched = None
 
     def apply_edit(self, start: tuple[int, int], end: tuple[int, int], new_text: str) -> None:
         """Replace the 0-based ``start``..``end`` range by ``new_text`` and update the tree."""
@@ -139,6 +143,7 @@ class Document:
             self.module = parse(text)
             release([old])
             stats = ReparseStats("full")
+            self.touched = None
         self.stats = stats
 
     def _update_starts(self, a: int, b: int, new_length: int, text: str) -> None:
@@ -178,6 +183,7 @@ class Document:
             if attempt.over_limit:
                 read = max(read, allowance)
             if stats is not None:
+                self.touched = [] if block is self.module else [_top_level(block)]
                 return ReparseStats(stats[0], stats[1], stats[2], depth, read)
         return None
 
@@ -360,6 +366,13 @@ def release(nodes: list[Any]) -> None:
         children = getattr(node, "children", None)
         if children is not None:
             release(children)
+
+
+def _top_level(node: Any) -> Any:
+    """The child of the module that holds ``node``."""
+    while not isinstance(node.parent, t.Module):
+        node = node.parent
+    return node
 
 
 def _enclosing_blocks(block: Any) -> int:

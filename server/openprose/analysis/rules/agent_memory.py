@@ -29,6 +29,10 @@ class Persistence:
 
 
 def check(ctx: Context) -> None:
+    check_program(ctx)
+
+
+def check_program(ctx: Context) -> None:
     # Memory only matters for persistent agents: most programs have none.
     if any(a.get_property("persist") is not None for a in ctx.nodes(t.AgentDefinition)):
         _memory(ctx)
@@ -53,7 +57,17 @@ def persistence(agent: t.AgentDefinition) -> Persistence | None:
 
 
 def _memory(ctx: Context) -> None:
-    runs = flow.runs(ctx, (t.Session, t.Resume))
+    # Only the sessions of agents that keep memory are judged.
+    kept_by = {
+        name: kept
+        for name, agents in ctx.model.agents.items()
+        if (kept := persistence(agents[0])) is not None
+    }
+    runs = flow.runs(
+        ctx,
+        (t.Session, t.Resume),
+        lambda node: node.agent is not None and node.agent.value in kept_by,
+    )
     by_agent: dict[str, list[flow.Run]] = {}
     for run in runs:
         agent = run.node.agent
@@ -61,20 +75,16 @@ def _memory(ctx: Context) -> None:
             by_agent.setdefault(agent.value, []).append(run)
     reported: set[int] = set()
     judged: dict[int, int] = {}
+    # An undefined agent is E007 and one without `persist:` E017 (names and properties).
     for name, agent_runs in by_agent.items():
-        agent = ctx.model.agent(name)
-        if agent is None:
-            continue  # E007, reported by the names rules
-        kept = persistence(agent)
-        disk = _disk_memory(ctx, name, kept) if kept else None
+        kept = kept_by[name]
+        disk = _disk_memory(ctx, name, kept)
         for index, run in enumerate(agent_runs):
             if id(run.node) in reported or judged.get(id(run.node), 0) >= _MAX_JUDGED:
                 continue
             judged[id(run.node)] = judged.get(id(run.node), 0) + 1
             # Nearest first: an earlier run just before usually settles it.
             others = [*reversed(agent_runs[:index]), *agent_runs[index + 1 :]]
-            if kept is None:
-                continue  # E017 for a `resume:`, reported with the statement
             if isinstance(run.node, t.Resume):
                 if _no_memory(kept, disk, run, others):
                     reported.add(id(run.node))

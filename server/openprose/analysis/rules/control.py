@@ -35,6 +35,10 @@ SHORT_CONDITION = 3  # characters: a condition shorter than this may be ambiguou
 
 
 def check(ctx: Context) -> None:
+    check_local(ctx)
+
+
+def check_local(ctx: Context) -> None:
     for node in ctx.nodes(t.Parallel):
         _parallel(ctx, node)
     for node in ctx.nodes(t.Repeat):

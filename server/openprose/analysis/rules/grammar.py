@@ -40,6 +40,10 @@ _DOUBLED = re.compile(rf"\{{\{{\s*({_NAME})(?:\.{_NAME})*\s*\}}\}}")
 
 
 def check(ctx: Context) -> None:
+    check_local(ctx)
+
+
+def check_local(ctx: Context) -> None:
     for node in ctx.nodes(t.ImportStatement):
         _legacy_import(ctx, node)
     for node in ctx.nodes(t.OutputBinding):
@@ -217,13 +221,18 @@ def _is_condition(node: Any) -> bool:
 
 
 def _interpolations(ctx: Context) -> None:
-    model = ctx.model
-    defined = {s.name for s in model.definitions} | {s.name for s in model.inputs}
+    defined = ctx.program_fact("grammar.defined", defined_names)
     if not defined:
         return
     for leaf in ctx.strings():
         if not leaf.is_triple and ("{" in leaf.value or "}" in leaf.value):
             _string(ctx, leaf, defined)
+
+
+def defined_names(ctx: Context) -> frozenset[str]:
+    """The names the program defines anywhere (variables and inputs)."""
+    model = ctx.model
+    return frozenset(s.name for s in model.definitions) | {s.name for s in model.inputs}
 
 
 def _masked_body(leaf: t.String) -> str:
@@ -237,7 +246,7 @@ def _masked_body(leaf: t.String) -> str:
     return "".join(chars)
 
 
-def _string(ctx: Context, leaf: t.String, defined: set[str]) -> None:
+def _string(ctx: Context, leaf: t.String, defined: frozenset[str]) -> None:
     body = _masked_body(leaf)
     q = leaf.quote_length
 
@@ -289,7 +298,7 @@ def _string(ctx: Context, leaf: t.String, defined: set[str]) -> None:
         i = close + 1
 
 
-def _unclosed(body: str, i: int, defined: set[str], report: Any) -> None:
+def _unclosed(body: str, i: int, defined: frozenset[str], report: Any) -> None:
     match = _PATH.match(body, i + 1)
     if match and match.group().split(".")[0] in defined:
         report(
@@ -300,7 +309,7 @@ def _unclosed(body: str, i: int, defined: set[str], report: Any) -> None:
         )
 
 
-def _braces(content: str, start: int, close: int, defined: set[str], report: Any) -> None:
+def _braces(content: str, start: int, close: int, defined: frozenset[str], report: Any) -> None:
     if _PATH.fullmatch(content):
         return  # a valid interpolation
     stripped = content.strip()

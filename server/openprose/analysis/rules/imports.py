@@ -44,6 +44,10 @@ _WANTED = (t.UseStatement, t.ImportStatement, t.InputDeclaration, t.LetBinding)
 
 
 def check(ctx: Context) -> None:
+    check_program(ctx)
+
+
+def check_program(ctx: Context) -> None:
     nodes = {kind: ctx.nodes(kind) for kind in _WANTED}
     uses = nodes[t.UseStatement]
     paths = {id(use): _import_path(use) for use in uses}

@@ -38,6 +38,10 @@ _SHADOW = {
 
 
 def check(ctx: Context) -> None:
+    check_program(ctx)
+
+
+def check_program(ctx: Context) -> None:
     _agents_and_blocks(ctx)
     _variables(ctx)
     _references(ctx)

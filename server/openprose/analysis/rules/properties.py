@@ -35,6 +35,10 @@ HIGH_RETRY = 10
 
 
 def check(ctx: Context) -> None:
+    check_local(ctx)
+
+
+def check_local(ctx: Context) -> None:
     for node in ctx.nodes(t.AgentDefinition, t.Session, t.Resume):
         if isinstance(node, t.AgentDefinition):
             _agent(ctx, node)
@@ -218,14 +222,14 @@ def _skills(ctx: Context, prop: t.Property) -> None:
                 )
 
 
-def _imported(ctx: Context) -> set[str]:
+def _imported(ctx: Context) -> frozenset[str]:
     """Names a skill may use: ``use`` aliases and last path segments, legacy imports
     (computed once per check: every `skills:` property asks)."""
-    names: set[str] = ctx.memo("skills.imported", lambda: _imported_names(ctx))
+    names: frozenset[str] = ctx.program_fact("skills.imported", imported_names)
     return names
 
 
-def _imported_names(ctx: Context) -> set[str]:
+def imported_names(ctx: Context) -> frozenset[str]:
     names = set(ctx.model.programs)
     for node in ctx.nodes(t.UseStatement, t.ImportStatement):
         if isinstance(node, t.UseStatement) and node.path is not None:
@@ -233,7 +237,7 @@ def _imported_names(ctx: Context) -> set[str]:
             names.add(segment.removesuffix(".prose"))
         elif isinstance(node, t.ImportStatement) and node.name is not None:
             names.add(node.name.text)
-    return names
+    return frozenset(names)
 
 
 def _permissions(ctx: Context, prop: t.Property) -> None:

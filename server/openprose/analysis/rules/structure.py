@@ -30,8 +30,16 @@ _CONDITIONAL = (
 
 
 def check(ctx: Context) -> None:
+    check_local(ctx)
+    check_program(ctx)
+
+
+def check_local(ctx: Context) -> None:
     _imports_at_top_level(ctx)
     _agents_at_top_level(ctx)
+
+
+def check_program(ctx: Context) -> None:
     _unconditional_recursion(ctx)
 
 
