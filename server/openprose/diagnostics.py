@@ -53,22 +53,3 @@ class Diagnostic:
         # The message last: two diagnostics of one code over one range come in the same
         # order however they were found (an incremental analysis finds them item by item).
         return (self.start, self.end, self.code, self.message)
-
-    def moved(self, lines: int) -> Diagnostic:
-        """The same diagnostic ``lines`` lines further down (related places in this file
-        move with it)."""
-        return Diagnostic(
-            self.code,
-            self.message,
-            self.severity,
-            (self.start[0] + lines, self.start[1]),
-            (self.end[0] + lines, self.end[1]),
-            tuple(
-                r
-                if r.path is not None
-                else Related(
-                    r.message, (r.start[0] + lines, r.start[1]), (r.end[0] + lines, r.end[1])
-                )
-                for r in self.related
-            ),
-        )

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from openprose.analysis.model import Model
+from openprose.analysis.model import Model, Part
 from openprose.codes import severity_of
 from openprose.diagnostics import Diagnostic, Position, Related
 
@@ -40,6 +40,11 @@ class NodeIndex:
     def with_issues(self) -> list[Any]:
         """The nodes that carry syntax issues, outside error nodes' insides."""
         return self._walked()[_ISSUES]
+
+    def groups(self) -> list[list[Any]]:
+        """The module's top-level items in runs of consecutive ones (here, one run)."""
+        items = [c for c in self.module.children if hasattr(c, "children")]
+        return [items] if items else []
 
     def item_memo(self, item: Any, key: Hashable, compute: Callable[[], _T]) -> _T:
         """A value computed from the top-level item ``item`` alone (an incremental analysis
@@ -91,7 +96,15 @@ class Context:
     # For the context of one top-level item (an incremental analysis checks each on its
     # own): the whole program's context, which holds the program's facts.
     program: Context | None = field(default=None, repr=False)
+    # For the context of a run of top-level items: the model's definitions, references
+    # and uses of agents and blocks made by those items (None: the whole model's).
+    local_part: Part | None = field(default=None, repr=False)
     _memo: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def part(self) -> Part | Model:
+        """What the model holds of the nodes this context's index holds."""
+        return self.local_part if self.local_part is not None else self.model
 
     def memo(self, key: str, compute: Callable[[], _T]) -> _T:
         """A value rules share within one check, computed the first time it is asked for."""

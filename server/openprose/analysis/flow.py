@@ -8,7 +8,7 @@ other, and the branches of a ``parallel`` run concurrently (neither is before th
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,12 +39,10 @@ class Run:
     chain: Chain
 
 
-def runs(
-    ctx: Context, kinds: tuple[type, ...], wanted: Callable[[Any], bool] | None = None
-) -> list[Run]:
+def runs(ctx: Context, kinds: tuple[type, ...], agents: Collection[str] | None = None) -> list[Run]:
     """Every execution of a node of these ``kinds`` in program order, with ``do``
-    invocations inlined (only those ``wanted`` accepts are returned: the others count
-    toward the order and the bound all the same)."""
+    invocations inlined (with ``agents``, only those of sessions of these agents are
+    returned: the others count toward the order and the bound all the same)."""
     found: list[Run] = []
     count = 0
     instances = [0]
@@ -59,7 +57,7 @@ def runs(
             if count >= MAX_RUNS:
                 return
             if is_run:
-                if wanted is None or wanted(node):
+                if agents is None or (node.agent is not None and node.agent.value in agents):
                     found.append(
                         Run(node, count, (instance, id(node)), _chain(node, instance, outer))
                     )
@@ -87,9 +85,13 @@ def runs(
                     (*active, id(block)),
                 )
 
-    for child in ctx.module.children:
-        if hasattr(child, "children"):
-            play(_item_events(ctx, child, kinds), 0, [], ())
+    for group in ctx.index.groups():
+        events, summary = _memo_events(ctx, group, kinds)
+        if agents is not None and not summary.inlines and summary.agents.isdisjoint(agents):
+            # Nothing here is wanted or runs elsewhere: only the count moves.
+            count = min(count + summary.runs, MAX_RUNS)
+            continue
+        play(events, 0, [], ())
     # Blocks no `do` reaches still get checked, as if run at the end of the program.
     for block in ctx.nodes(t.BlockDefinition):
         if id(block) not in invoked:
@@ -101,8 +103,31 @@ def runs(
     return found
 
 
-def _item_events(ctx: Context, item: Any, kinds: tuple[type, ...]) -> list[tuple[bool, Any]]:
-    return ctx.index.item_memo(item, ("flow", kinds), lambda: _events(item, kinds))
+def _memo_events(
+    ctx: Context, group: list[Any], kinds: tuple[type, ...]
+) -> tuple[list[tuple[bool, Any]], _Summary]:
+    return ctx.index.item_memo(group[0], ("flow", kinds), lambda: _group_events(group, kinds))
+
+
+@dataclass(frozen=True)
+class _Summary:
+    runs: int
+    inlines: bool
+    agents: frozenset[str]
+
+
+def _group_events(
+    group: list[Any], kinds: tuple[type, ...]
+) -> tuple[list[tuple[bool, Any]], _Summary]:
+    """The events of consecutive top-level items, and what they hold."""
+    events = [e for node in group if hasattr(node, "children") for e in _events(node, kinds)]
+    names = frozenset(
+        node.agent.value
+        for is_run, node in events
+        if is_run and getattr(node, "agent", None) is not None
+    )
+    runs = sum(1 for is_run, _ in events if is_run)
+    return events, _Summary(runs, runs < len(events), names)
 
 
 def _body_events(

@@ -22,17 +22,19 @@ compares them after random edits, and bench/incremental_analysis.py over many mo
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from openprose.analysis.context import Context, NodeIndex
-from openprose.analysis.model import Binder, Scope, StatementBinding, UnitBinding
+from openprose.analysis.model import Binder, Scope, StatementBinding, UnitBinding, part_of
 from openprose.analysis.rules import local_rules, program_rules
 from openprose.analysis.rules.grammar import defined_names
+from openprose.analysis.rules.names import definitions_by_name, nested_by_name
 from openprose.analysis.rules.properties import imported_names
-from openprose.diagnostics import Diagnostic
+from openprose.diagnostics import Diagnostic, Position, Related
 from openprose.syntax import tree as t
 from openprose.syntax.issues import reported_whole, to_diagnostics
 
@@ -55,15 +57,16 @@ class Item:
         "nodes_",
         "statements",
         "unchanged",
-        "version",
+        "versions",
         "words",
     )
 
-    def __init__(self, nodes: list[Any], version: int) -> None:
+    def __init__(self, nodes: list[Any]) -> None:
         self.nodes_ = nodes
         self.key = tuple(id(node) for node in nodes)
         self.statements = [node for node in nodes if isinstance(node, t.Statement)]
-        self.version = version
+        # The version of each of its items (by id).
+        self.versions: dict[int, int] = {}
         self.index = NodeIndex(nodes)
         self.binding: UnitBinding | None = None
         self.local: Local | None = None
@@ -111,12 +114,15 @@ CHUNK_MAX = 64
 
 @dataclass(eq=False)
 class Local:
-    """An item's local diagnostics, as found when its first line was ``line``."""
+    """A run's local diagnostics, and where their places lie: ``anchors`` are the runs
+    holding them (the run itself first) with each one's first line when they were found,
+    ``places`` for each diagnostic the anchor of each of its places (start, end, then each
+    related place's start and end; -1 for a place in another file).  A place moves with the
+    run it lies in.  ``anchors`` is None when a place lies in no run: redone every time."""
 
-    line: int
     diagnostics: list[Diagnostic]
-    # All their places lie inside the item, so they move with it.
-    movable: bool
+    anchors: list[list[Any]] | None
+    places: list[tuple[int, ...]]
 
 
 class ItemsIndex(NodeIndex):
@@ -142,6 +148,9 @@ class ItemsIndex(NodeIndex):
 
     def _walked(self) -> dict[type, list[Any]]:
         raise AssertionError("an items index is never walked whole")
+
+    def groups(self) -> list[list[Any]]:
+        return [item.nodes_ for item in self._items]
 
     def with_issues(self) -> list[Any]:
         found = [self.module] if self.module.issues else []
@@ -202,7 +211,12 @@ class IncrementalAnalysis:
         self._fingerprints: dict[str, tuple[Any, ...]] | None = None
         self._versions = 0
         self._current: list[Item] = []
+        # The run holding each top-level item (by id), which knows the item's version: a
+        # new one whenever the item is new or modified.
+        self._owners: dict[int, Item] = {}
+        self._starts: list[int] | None = None
         self._traces = (0, 0)
+        self._redone: set[int] = set()
         self.statistics = Statistics(0, 0, 0, 0, 0)
 
     def changed(self, nodes: Iterable[Any] | None) -> None:
@@ -223,20 +237,34 @@ class IncrementalAnalysis:
         items: list[Item] = []
         kept: dict[tuple[int, ...], Item] = {}
         changed = self._changed
+        owners = self._owners
+        made: list[Item] = []
         for nodes in _chunks(module.children):
             key = tuple(id(node) for node in nodes)
+            # A run holds its nodes, so an id it knows still names the same object.
             item = self._items.get(key)
-            if (
-                item is None
-                or any(a is not b for a, b in zip(item.nodes_, nodes, strict=True))
-                or (changed and not changed.isdisjoint(key))
-            ):
-                self._versions += 1
-                item = Item(nodes, self._versions)
+            if item is None or (changed and not changed.isdisjoint(key)):
+                item = Item(nodes)
+                for node in nodes:
+                    owner = owners.get(id(node))
+                    if owner is None or id(node) in changed:
+                        self._versions += 1
+                        item.versions[id(node)] = self._versions
+                    else:
+                        item.versions[id(node)] = owner.versions[id(node)]
+                made.append(item)
             else:
                 item.unchanged = True
             kept[key] = item
             items.append(item)
+        for key, old in self._items.items():
+            if key not in kept:
+                for node_id in key:
+                    if owners.get(node_id) is old:
+                        del owners[node_id]
+        for item in made:
+            for node_id in item.key:
+                owners[node_id] = item
         self._items = kept
         self._changed.clear()
         self._current = items
@@ -247,6 +275,7 @@ class IncrementalAnalysis:
         binder = Binder(module, index.nodes, list(items), self._scope, self._records)
         model = binder.bind()
         self._traces = (binder.rebound, binder.replayed)
+        self._redone = binder.redone
         return Context(module, model, index, self.path, self.project_root, self.contracts)
 
     # ------------------------------------------------------------ diagnostics
@@ -262,22 +291,30 @@ class IncrementalAnalysis:
         if ctx.module.issues:
             found.extend(to_diagnostics(ctx.module.issues))
         rechecked = moved = 0
+        self._starts = None
+        live = {id(item) for item in self._current}
         for item in self._current:
             local = item.local
             if (
                 local is None
+                or local.anchors is None
                 or not item.unchanged
-                or not local.movable
+                or id(item) in self._redone
                 or (changed and not changed.isdisjoint(self._words(item)))
+                or any(id(anchor[0]) not in live for anchor in local.anchors)
             ):
                 local = item.local = self._check(ctx, item)
                 rechecked += 1
                 found.extend(local.diagnostics)
                 continue
-            lines = item.first_line() - local.line
-            if lines:
-                local.diagnostics = [d.moved(lines) for d in local.diagnostics]
-                local.line += lines
+            deltas = [anchor[0].first_line() - anchor[1] for anchor in local.anchors]
+            if any(deltas):
+                local.diagnostics = [
+                    _relocated(d, places, deltas)
+                    for d, places in zip(local.diagnostics, local.places, strict=True)
+                ]
+                for anchor, delta in zip(local.anchors, deltas, strict=True):
+                    anchor[1] += delta
                 moved += 1
             found.extend(local.diagnostics)
         found.extend(ctx.diagnostics)
@@ -296,13 +333,45 @@ class IncrementalAnalysis:
             ctx.project_root,
             ctx.contracts,
             program=ctx,
+            local_part=part_of(item.binding) if item.binding is not None else None,
         )
+        self._words(item)
         for rule in local_rules():
             rule(local)
         diagnostics.extend(local.diagnostics)
         first, last = item.first_line(), item.last_line()
-        movable = all(_inside(d, first, last) for d in diagnostics)
-        return Local(first, diagnostics, movable)
+        anchors: list[list[Any]] = [[item, first]]
+        places: list[tuple[int, ...]] = []
+        for diagnostic in diagnostics:
+            found: list[int] = []
+            for start, end, elsewhere in _places(diagnostic):
+                if elsewhere:
+                    found += (-1, -1)
+                    continue
+                for line in (start[0], end[0]):
+                    if first <= line <= last:
+                        found.append(0)
+                        continue
+                    other = self._run_at(line)
+                    if other is None:
+                        return Local(diagnostics, None, [])
+                    k = next((k for k, a in enumerate(anchors) if a[0] is other), None)
+                    if k is None:
+                        k = len(anchors)
+                        anchors.append([other, other.first_line()])
+                    found.append(k)
+            places.append(tuple(found))
+        return Local(diagnostics, anchors, places)
+
+    def _run_at(self, line: int) -> Item | None:
+        """The current run whose lines hold ``line``."""
+        if self._starts is None:
+            self._starts = [item.first_line() for item in self._current]
+        k = bisect_right(self._starts, line) - 1
+        if k < 0:
+            return None
+        item = self._current[k]
+        return item if line <= item.last_line() else None
 
     def _words(self, item: Item) -> frozenset[str]:
         if item.words is None:
@@ -320,12 +389,13 @@ class IncrementalAnalysis:
     def _changed_names(self, ctx: Context) -> set[str]:
         """Names whose meaning to a local check changed since the last analysis."""
         model = ctx.model
-        versions = {key: i.version for i in self._current for key in i.key}
+        owners = self._owners
 
         def version(node: Any) -> int:
             while node.parent is not None and not isinstance(node.parent, t.Module):
                 node = node.parent
-            return versions.get(id(node), -1)
+            owner = owners.get(id(node))
+            return owner.versions[id(node)] if owner is not None else -1
 
         prints: dict[str, tuple[Any, ...]] = {}
         for table, tag in ((model.agents, "a"), (model.blocks, "b"), (model.programs, "p")):
@@ -333,6 +403,14 @@ class IncrementalAnalysis:
                 prints[name] = (*prints.get(name, ()), tag, *(version(n) for n in nodes))
         for name in ctx.program_fact("grammar.defined", defined_names):
             prints[name] = (*prints.get(name, ()), "d")
+        program_names = model.program_scope.symbols
+        for name, symbols in ctx.program_fact("names.by_name", definitions_by_name).items():
+            bound = program_names.get(name)
+            # The symbols themselves (compared by identity), not their ids: a symbol freed
+            # since could have left its id to a new one.
+            prints[name] = (*prints.get(name, ()), "v", bound, *symbols)
+        for name, agent in ctx.program_fact("names.nested", nested_by_name).items():
+            prints[name] = (*prints.get(name, ()), "n", version(agent))
         for name in ctx.program_fact("skills.imported", imported_names):
             prints[name] = (*prints.get(name, ()), "i")
         old = self._fingerprints
@@ -342,7 +420,32 @@ class IncrementalAnalysis:
         return {n for n in prints.keys() | old.keys() if prints.get(n) != old.get(n)}
 
 
-def _inside(diagnostic: Diagnostic, first: int, last: int) -> bool:
-    places = [(diagnostic.start, diagnostic.end)]
-    places += [(r.start, r.end) for r in diagnostic.related if r.path is None]
-    return all(first <= a[0] and b[0] <= last for a, b in places)
+def _places(diagnostic: Diagnostic) -> list[tuple[Position, Position, bool]]:
+    """A diagnostic's ranges, its own first: (start, end, in another file)."""
+    found = [(diagnostic.start, diagnostic.end, False)]
+    found += [(r.start, r.end, r.path is not None) for r in diagnostic.related]
+    return found
+
+
+def _relocated(diagnostic: Diagnostic, places: tuple[int, ...], deltas: list[int]) -> Diagnostic:
+    """``diagnostic`` with each place moved by the delta of the run it lies in."""
+
+    def moved(position: Position, anchor: int) -> Position:
+        return position if anchor < 0 else (position[0] + deltas[anchor], position[1])
+
+    return Diagnostic(
+        diagnostic.code,
+        diagnostic.message,
+        diagnostic.severity,
+        moved(diagnostic.start, places[0]),
+        moved(diagnostic.end, places[1]),
+        tuple(
+            Related(
+                r.message,
+                moved(r.start, places[2 + 2 * k]),
+                moved(r.end, places[3 + 2 * k]),
+                r.path,
+            )
+            for k, r in enumerate(diagnostic.related)
+        ),
+    )

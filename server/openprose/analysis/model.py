@@ -249,6 +249,29 @@ class UnitBinding:
             self.branches += record.branches
 
 
+@dataclass(eq=False)
+class Part:
+    """What the model holds of some of the program's top-level statements."""
+
+    definitions: list[Symbol]
+    references: list[Reference]
+    agent_references: list[tuple[Any, Any]]
+    block_references: list[Any]
+
+
+def part_of(binding: UnitBinding) -> Part:
+    """The part of the model a unit's statements made (its definitions by position)."""
+    part = Part(list(binding.definitions or ()), [], [], [])
+    for record in binding.records:
+        traces = [record.walk] if record.walk is not None else []
+        traces += record.bodies.values()
+        for trace in traces:
+            part.references += trace.references
+            part.agent_references += trace.agent_references
+            part.block_references += trace.block_references
+    return part
+
+
 class Unit(Protocol):
     """Consecutive top-level items as the binder sees them: their statements, whether they
     are the same as when their record was made, and the record (None: none yet)."""
@@ -295,6 +318,8 @@ class Binder:
         # Traces replayed or made, for the statistics of an incremental analysis.
         self.replayed = 0
         self.rebound = 0
+        # The units (by id) some part of whose binding was made again (their model changed).
+        self.redone: set[int] = set()
 
     # ------------------------------------------------------------ entry
 
@@ -324,6 +349,7 @@ class Binder:
             self._walk_unit(unit)
         for block in self._deferred_blocks:
             self._body_of(block)
+        self.redone = {id(unit) for unit in self.units if id(unit.binding) in self._redone}
         definitions = self.model.definitions
         for unit in self.units:
             binding = unit.binding

@@ -63,11 +63,7 @@ def _memory(ctx: Context) -> None:
         for name, agents in ctx.model.agents.items()
         if (kept := persistence(agents[0])) is not None
     }
-    runs = flow.runs(
-        ctx,
-        (t.Session, t.Resume),
-        lambda node: node.agent is not None and node.agent.value in kept_by,
-    )
+    runs = flow.runs(ctx, (t.Session, t.Resume), kept_by)
     by_agent: dict[str, list[flow.Run]] = {}
     for run in runs:
         agent = run.node.agent

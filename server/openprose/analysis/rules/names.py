@@ -37,53 +37,92 @@ _SHADOW = {
 }
 
 
+# Every check here looks at the definitions, references, agents and blocks the context's
+# index holds (``ctx.part``: the whole program, or one run of it), and at the rest of the
+# program only by name (the definitions of a name, what the program scope binds it to, the
+# agent, block or program it names): an incremental analysis checks each run on its own.
+
+
 def check(ctx: Context) -> None:
-    check_program(ctx)
+    check_local(ctx)
 
 
-def check_program(ctx: Context) -> None:
+def check_local(ctx: Context) -> None:
     _agents_and_blocks(ctx)
     _variables(ctx)
     _references(ctx)
     _reserved_words(ctx)
 
 
+def definitions_by_name(ctx: Context) -> dict[str, list[Symbol]]:
+    """Every variable of the program by name, in program order."""
+    found: dict[str, list[Symbol]] = {}
+    for symbol in ctx.model.definitions:
+        found.setdefault(symbol.name, []).append(symbol)
+    return found
+
+
+def nested_by_name(ctx: Context) -> dict[str, t.AgentDefinition]:
+    """The first agent definition of each name that is not a statement of the program."""
+    return {n.name: n for n in reversed(nested_agents(ctx)) if n.name}
+
+
+def _agents(ctx: Context) -> list[t.AgentDefinition]:
+    """The agents the context holds that the program collects (duplicates included)."""
+    collected = ctx.model.agents
+    return [
+        n
+        for n in ctx.nodes(t.AgentDefinition)
+        if n.name and any(n is a for a in collected.get(n.name, ()))
+    ]
+
+
+def _blocks(ctx: Context) -> list[t.BlockDefinition]:
+    return [n for n in ctx.nodes(t.BlockDefinition) if n.name]
+
+
 def _agents_and_blocks(ctx: Context) -> None:
     model = ctx.model
-    for name, agents in model.agents.items():
-        for duplicate in agents[1:]:
+    for duplicate in _agents(ctx):
+        name = duplicate.name
+        assert name is not None
+        first = model.agents[name][0]
+        if duplicate is not first:
             ctx.report(
                 "E006",
                 f"agent `{name}` is already defined",
                 duplicate.name_leaf,
-                related=(("first defined here", agents[0].name_leaf),),
+                related=(("first defined here", first.name_leaf),),
             )
-    for name, blocks in model.blocks.items():
-        for copy in blocks[1:]:
+    for block in _blocks(ctx):
+        name = block.name
+        assert name is not None
+        first_block = model.blocks[name][0]
+        if block is not first_block:
             ctx.report(
                 "E052",
                 f"block `{name}` is already defined",
-                copy.name_leaf,
-                related=(("first defined here", blocks[0].name_leaf),),
+                block.name_leaf,
+                related=(("first defined here", first_block.name_leaf),),
             )
         agent = model.agent(name)
-        if agent is not None:
+        if agent is not None and block is first_block:
             ctx.report(
                 "E053",
                 f"block name `{name}` conflicts with agent name",
-                blocks[0].name_leaf,
+                block.name_leaf,
                 related=(("the agent is defined here", agent.name_leaf),),
             )
-        for block in blocks:
-            if not isinstance(block.parent, t.Module):
-                ctx.report(
-                    "E069",
-                    f"block `{name}` must be defined at the top level of the program, "
-                    "not inside another statement",
-                    block.name_leaf,
-                )
-    nested = {n.name: n for n in reversed(nested_agents(ctx)) if n.name}
-    for leaf, _node in model.agent_references:
+        if not isinstance(block.parent, t.Module):
+            ctx.report(
+                "E069",
+                f"block `{name}` must be defined at the top level of the program, "
+                "not inside another statement",
+                block.name_leaf,
+            )
+    nested = ctx.program_fact("names.nested", nested_by_name)
+    part = ctx.part
+    for leaf, _node in part.agent_references:
         if model.agent(leaf.value) is None:
             inner = nested.get(leaf.value)
             if inner is None:
@@ -96,7 +135,7 @@ def _agents_and_blocks(ctx: Context) -> None:
                 leaf,
                 related=(("defined inside another statement here", inner.name_leaf),),
             )
-    for invocation in model.block_references:
+    for invocation in part.block_references:
         name = invocation.name
         if name is not None and model.block(name.value) is None:
             message = f"block `{name.value}` is not defined"
@@ -110,9 +149,9 @@ def _agents_and_blocks(ctx: Context) -> None:
 def _variables(ctx: Context) -> None:
     """Duplicates in the flat namespace, conflicts with agents, and shadowing."""
     model = ctx.model
-    seen: dict[str, list[Symbol]] = {}
     program_names = model.program_scope.symbols
-    for symbol in model.definitions:
+    by_name = ctx.program_fact("names.by_name", definitions_by_name)
+    for symbol in ctx.part.definitions:
         name = symbol.name
         agent = model.agent(name)
         if agent is not None and not symbol.kind.is_scoped:
@@ -127,8 +166,8 @@ def _variables(ctx: Context) -> None:
             continue
         if symbol.exported or _reexport(symbol):
             continue
-        scoped = symbol.scope.lookup(name) if symbol.scope is not None else None
-        if scoped is not None and scoped.kind.is_scoped:
+        scoped = _scoped_namesake(symbol)
+        if scoped is not None:
             kind = scoped.kind.value
             ctx.report(
                 "E019",
@@ -137,12 +176,34 @@ def _variables(ctx: Context) -> None:
                 related=((f"the {kind} is defined here", scoped.leaf),),
             )
             continue
+        namesakes = by_name[name]
+        if namesakes[0] is symbol:
+            continue  # the first of its name (the usual case)
         # Each block body is a namespace of its own (blocks have function-like scope).
-        earlier = seen.setdefault(f"{name}@{_namespace(symbol)}", [])
+        namespace = _namespace(symbol)
+        earlier = []
+        for other in namesakes:
+            if other is symbol:
+                break
+            if _counted(other) and _namespace(other) == namespace:
+                earlier.append(other)
         previous = next((p for p in earlier if _collides(p, symbol)), None)
-        earlier.append(symbol)
         if previous is not None:
             _duplicate(ctx, symbol, previous)
+
+
+def _scoped_namesake(symbol: Symbol) -> Symbol | None:
+    """The loop, pipeline, parameter or error variable a variable's name already means."""
+    scoped = symbol.scope.lookup(symbol.name) if symbol.scope is not None else None
+    return scoped if scoped is not None and scoped.kind.is_scoped else None
+
+
+def _counted(symbol: Symbol) -> bool:
+    """Whether a variable counts in the flat namespace: what a construct scopes, a block's
+    exported result and a re-export do not; nor one that already names a scoped one."""
+    if symbol.kind.is_scoped or symbol.exported or _reexport(symbol):
+        return False
+    return _scoped_namesake(symbol) is None
 
 
 def _namespace(symbol: Symbol) -> int:
@@ -223,10 +284,8 @@ def _shadowing(ctx: Context, symbol: Symbol, program_names: dict[str, Symbol]) -
 
 
 def _references(ctx: Context) -> None:
-    definitions: dict[str, list[Symbol]] = {}
-    for symbol in ctx.model.definitions:
-        definitions.setdefault(symbol.name, []).append(symbol)
-    for reference in ctx.model.references:
+    definitions = ctx.program_fact("names.by_name", definitions_by_name)
+    for reference in ctx.part.references:
         if reference.symbol is None:
             if reference.role == "context" and _persistent_agent(ctx, reference.name):
                 continue  # a persistent agent's memory passed as context
@@ -284,10 +343,9 @@ def _reassignment(ctx: Context, reference: Reference) -> None:
 
 
 def _reserved_words(ctx: Context) -> None:
-    model = ctx.model
-    named: list[Any] = [s.leaf for s in model.definitions if not s.implicit]
-    named += [a.name_leaf for agents in model.agents.values() for a in agents]
-    named += [b.name_leaf for blocks in model.blocks.values() for b in blocks]
+    named: list[Any] = [s.leaf for s in ctx.part.definitions if not s.implicit]
+    named += [a.name_leaf for a in _agents(ctx)]
+    named += [b.name_leaf for b in _blocks(ctx)]
     for leaf in named:
         if leaf is not None and leaf.value in RESERVED_WORDS:
             ctx.report(
