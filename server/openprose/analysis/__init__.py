@@ -49,6 +49,16 @@ def prepare(
 ) -> Context:
     """A context with the semantic model built and no rule run yet (editor features use
     the model; ``diagnostics_of`` runs the rules on the same context later)."""
+    project_root, contracts = surroundings(path, project_root, contracts)
+    index = NodeIndex(module)
+    return Context(module, build_model(module, index.nodes), index, path, project_root, contracts)
+
+
+def surroundings(
+    path: Path | None, project_root: Path | None, contracts: Any
+) -> tuple[Path | None, Any]:
+    """The project root whose `.prose/` state the rules consult, and the loader of imported
+    programs' contracts, for a document at ``path`` (None: not on disk)."""
     if path is not None:
         from openprose.analysis.contracts import ContractLoader, project_root_of
 
@@ -58,8 +68,7 @@ def prepare(
         if project_root is None and (root / ".prose").is_dir():
             # Agent memory is checked against the project's `.prose/` state when it exists.
             project_root = root
-    index = NodeIndex(module)
-    return Context(module, build_model(module, index.nodes), index, path, project_root, contracts)
+    return project_root, contracts
 
 
 def run_rules(ctx: Context) -> None:
@@ -85,4 +94,5 @@ __all__ = [
     "diagnostics_of",
     "prepare",
     "run_rules",
+    "surroundings",
 ]

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from openprose.analysis import surroundings
 from openprose.analysis.context import Context, NodeIndex
 from openprose.analysis.model import Binder, Scope, StatementBinding, UnitBinding, part_of
 from openprose.analysis.rules import local_rules, program_rules
@@ -216,7 +217,6 @@ class IncrementalAnalysis:
         self._owners: dict[int, Item] = {}
         self._starts: list[int] | None = None
         self._traces = (0, 0)
-        self._redone: set[int] = set()
         self.statistics = Statistics(0, 0, 0, 0, 0)
 
     def changed(self, nodes: Iterable[Any] | None) -> None:
@@ -233,7 +233,8 @@ class IncrementalAnalysis:
     # ------------------------------------------------------------ the model
 
     def prepare(self, module: Any) -> Context:
-        """The context of ``module`` with its model built, no rule run yet."""
+        """The context of ``module`` with its model built, no rule run yet (the rules run
+        when its diagnostics are asked for: before the next ``prepare``, or never)."""
         items: list[Item] = []
         kept: dict[tuple[int, ...], Item] = {}
         changed = self._changed
@@ -275,8 +276,11 @@ class IncrementalAnalysis:
         binder = Binder(module, index.nodes, list(items), self._scope, self._records)
         model = binder.bind()
         self._traces = (binder.rebound, binder.replayed)
-        self._redone = binder.redone
-        return Context(module, model, index, self.path, self.project_root, self.contracts)
+        for item in items:
+            if id(item) in binder.redone:
+                item.local = None  # its part of the model changed
+        project_root, contracts = surroundings(self.path, self.project_root, self.contracts)
+        return Context(module, model, index, self.path, project_root, contracts)
 
     # ------------------------------------------------------------ diagnostics
 
@@ -298,8 +302,6 @@ class IncrementalAnalysis:
             if (
                 local is None
                 or local.anchors is None
-                or not item.unchanged
-                or id(item) in self._redone
                 or (changed and not changed.isdisjoint(self._words(item)))
                 or any(id(anchor[0]) not in live for anchor in local.anchors)
             ):

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from openprose.analysis import Context, Model, prepare
+from openprose.analysis.incremental import IncrementalAnalysis
 from openprose.diagnostics import Diagnostic
 from openprose.ide.types import Pos, Range
 from openprose.syntax import parse
@@ -20,13 +21,19 @@ class Analysis:
     module: t.Module
     path: Path | None = None
     version: int | None = None
+    # An open document's analysis across its edits: this snapshot's model and diagnostics
+    # are made by it, redoing only what the edits changed (None: analysed from scratch).
+    incremental: IncrementalAnalysis | None = field(default=None, repr=False)
     # Filled on demand (a completion request does not need the rules to run).
     _diagnostics: list[Diagnostic] | None = field(default=None, repr=False)
+    _found: list[Diagnostic] | None = field(default=None, repr=False)
 
     @cached_property
     def context(self) -> Context:
         """The analyzer's context: the shared node index and the semantic model (the rules
         run on the same context when diagnostics are asked for)."""
+        if self.incremental is not None:
+            return self.incremental.prepare(self.module)
         return prepare(self.module, self.path)
 
     @property
@@ -41,9 +48,16 @@ class Analysis:
 
     def diagnostics_with(self, config: Any) -> list[Diagnostic]:
         """The diagnostics under a configuration (rules run once per analysis)."""
-        from openprose.checking import check_context
+        from openprose.checking import finish
 
-        return check_context(self.context, config, self.text)
+        if self._found is None:
+            if self.incremental is not None:
+                self._found = self.incremental.diagnostics(self.context)
+            else:
+                from openprose.analysis import diagnostics_of
+
+                self._found = diagnostics_of(self.context)
+        return finish(self._found, self.module, config, self.text)
 
     @cached_property
     def lines(self) -> list[str]:
@@ -86,11 +100,14 @@ def analyze_document(
     module: t.Module | None = None,
     path: str | Path | None = None,
     version: int | None = None,
+    incremental: IncrementalAnalysis | None = None,
 ) -> Analysis:
-    """A snapshot of ``text`` (pass the already parsed ``module`` when there is one)."""
+    """A snapshot of ``text`` (pass the already parsed ``module`` when there is one, and
+    the document's ``incremental`` analysis when it is kept across edits)."""
     return Analysis(
         text,
         module if module is not None else parse(text),
         Path(path) if path is not None else None,
         version,
+        incremental,
     )

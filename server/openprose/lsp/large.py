@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, TypeVar
 from lsprotocol import types
 
 if TYPE_CHECKING:
-    from openprose.lsp.documents import OpenDocument
+    from openprose.ide.host import OpenDocument
     from openprose.lsp.server import ProseLanguageServer
 
 log = logging.getLogger("prose-ls")

@@ -32,7 +32,7 @@ from openprose.files import read_text
 from openprose.ide.lens import RUN_COMMAND
 from openprose.ide.triggers import COMPLETION_TRIGGERS, SIGNATURE_TRIGGERS
 from openprose.lsp import convert, run_costs, state_commands, transport
-from openprose.lsp.documents import Documents, OpenDocument
+from openprose.ide.host import AnalysisHost, OpenDocument
 from openprose.lsp.positions import encoding_name
 from openprose.lsp.protocol import ProseProtocol, strict_converter
 from openprose.lsp.running import run_in_editor
@@ -47,7 +47,7 @@ class ProseLanguageServer(LanguageServer):
         super().__init__(
             "prose-ls", __version__, protocol_cls=ProseProtocol, converter_factory=strict_converter
         )
-        self.documents = Documents()
+        self.documents = AnalysisHost()
         # Imported programs open in the editor are read as the editor has them, unsaved.
         set_overlay(self.documents.unsaved)
         self.settings = Settings()
@@ -375,9 +375,9 @@ def did_change(ls: ProseLanguageServer, params: types.DidChangeTextDocumentParam
                 positions = ls.positions(doc)
                 start = positions.from_client(change.range.start)
                 end = positions.from_client(change.range.end)
-                doc.document.apply_edit(start, end, change.text)
+                doc.apply_edit(start, end, change.text)
             else:
-                doc.document.replace(change.text)
+                doc.replace(change.text)
     except Exception:
         log.exception("applying a change to %s failed", uri)
         ls.sync_failed(uri, "a change could not be applied")

@@ -1,4 +1,10 @@
-"""Open documents: an incrementally parsed ``Document`` and analyses cached per version."""
+"""The analysis host: the open documents, each an incrementally parsed ``Document`` with an
+incremental analysis kept across its edits, and the analyses served per version.
+
+The language server only adapts it (positions, protocol types, scheduling); another front
+end (a REPL, the VM) can use it as it is.  An analysis is valid until the next edit of its
+document: edits change the tree in place, and the next analysis reuses what the edit left
+unchanged (``analysis.incremental``)."""
 
 from __future__ import annotations
 
@@ -7,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from openprose.analysis.contracts import Unsaved, absolute
+from openprose.analysis.incremental import IncrementalAnalysis
 from openprose.diagnostics import Diagnostic
 from openprose.ide.analysis import Analysis, analyze_document
 from openprose.syntax import Document
@@ -19,6 +26,7 @@ class OpenDocument:
     document: Document
     version: int | None
     _analysis: Analysis | None = field(default=None, repr=False)
+    _incremental: IncrementalAnalysis | None = field(default=None, repr=False)
     # The diagnostics last published (or returned to a pull) and their version.
     published: tuple[int | None, list[Diagnostic]] | None = None
     pending: Any = None  # the debounce task, if one is waiting
@@ -27,13 +35,34 @@ class OpenDocument:
     def text(self) -> str:
         return self.document.text
 
+    def apply_edit(self, start: tuple[int, int], end: tuple[int, int], text: str) -> None:
+        """Replace the 0-based ``start``..``end`` range by ``text``."""
+        self.document.apply_edit(start, end, text)
+        self._incremental_analysis().changed(self.document.touched)
+
+    def replace(self, text: str) -> None:
+        """Replace the whole text."""
+        self.document.replace(text)
+        self._incremental_analysis().changed(None)
+
     def analysis(self) -> Analysis:
         """The analysis of the current text, built once per version."""
         current = self._analysis
         if current is None or current.version != self.version or current.text is not self.text:
-            current = analyze_document(self.text, self.document.module, self.path, self.version)
+            current = analyze_document(
+                self.text,
+                self.document.module,
+                self.path,
+                self.version,
+                self._incremental_analysis(),
+            )
             self._analysis = current
         return current
+
+    def _incremental_analysis(self) -> IncrementalAnalysis:
+        if self._incremental is None:
+            self._incremental = IncrementalAnalysis(self.path)
+        return self._incremental
 
     def line_text(self, line: int) -> str:
         return self.document.line_text(line)
@@ -50,9 +79,12 @@ class OpenDocument:
     def forget_analysis(self) -> None:
         """Another program changed under this one: the next request analyses it again."""
         self._analysis = None
+        if self._incremental is not None:
+            # Its contracts may have changed: what used them is found again.
+            self._incremental.changed(None)
 
 
-class Documents:
+class AnalysisHost:
     def __init__(self) -> None:
         self._open: dict[str, OpenDocument] = {}
         # Absolute path (as contract loaders name files) -> URI, for the overlay.
