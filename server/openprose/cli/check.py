@@ -34,6 +34,7 @@ from openprose.diagnostics import Diagnostic, Severity
 
 if TYPE_CHECKING:
     from openprose.config import Config
+    from openprose.ide.analysis import Analysis
 
 # Exit statuses (documented in the README).
 EXIT_CLEAN = 0  # no errors; warnings and hints allowed
@@ -113,6 +114,8 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     # pay for loading the parser (and later the analyzer).
     from openprose.checking import check_text
     from openprose.config import ConfigError
+    from openprose.ide.analysis import analyze_document
+    from openprose.syntax.parser import gc_paused
 
     try:
         # Every configuration is found before any output, so a bad one is the only message.
@@ -139,24 +142,23 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         if sarif is not None:
             sarif.add_unreadable(str(error))
 
-    for error in missing:
-        report_unreadable(error)
-
-    for source in sources:
-        try:
-            text, bom = read_source_and_bom(source, args.max_file_size)
-        except SourceError as error:
-            report_unreadable(error)
-            continue
+    def check_and_report(source: SourceFile, text: str, bom: bool) -> None:
         config = configs[source]
-        check = fix.checker(check_text, source.fs_path, config)
-        diagnostics = check(text)
-        if fixer is not None:
-            text, diagnostics = fixer.fix(source, text, bom, config, diagnostics, check)
+        analysis: Analysis | None = None
+        if fixer is None and args.format == "human":
+            # The hints under the diagnostics need the analysis the diagnostics came from;
+            # analysing a big file a second time for them took as long as checking it.
+            analysis = analyze_document(text, path=source.fs_path or None)
+            diagnostics = analysis.diagnostics_with(config)
+        else:
+            check = fix.checker(check_text, source.fs_path, config)
+            diagnostics = check(text)
+            if fixer is not None:
+                text, diagnostics = fixer.fix(source, text, bom, config, diagnostics, check)
         tally.add(diagnostics)
         path = source.display_path
         if fixer is not None and not fixer.shows_diagnostics:
-            continue
+            return
         if args.format == "json":
             json_items.extend(to_json(path, d) for d in diagnostics)
         elif args.format == "concise":
@@ -169,9 +171,23 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             sarif.add(path, source.fs_path, diagnostics)
         else:
             lines = source_lines(text)
-            near = NearNames(text, source.fs_path)
+            near = NearNames(text, source.fs_path, analysis)
             for d in diagnostics:
                 print(format_human(path, d, lines, style, near(d)), file=stdout)
+
+    for error in missing:
+        report_unreadable(error)
+
+    for source in sources:
+        try:
+            text, bom = read_source_and_bom(source, args.max_file_size)
+        except SourceError as error:
+            report_unreadable(error)
+            continue
+        # A file's tree and model stay alive until its report is written: a collection in
+        # between would only scan them, and the hints of a big file allocate a lot.
+        with gc_paused():
+            check_and_report(source, text, bom)
 
     if args.format == "json":
         json.dump(json_items, stdout, indent=2, ensure_ascii=False)

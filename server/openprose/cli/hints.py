@@ -28,10 +28,12 @@ class NearNames:
     """The near names for the diagnostics of one text; the text is analysed on the first
     question that needs it, not before."""
 
-    def __init__(self, text: str, path: str | None) -> None:
+    def __init__(self, text: str, path: str | None, analysis: Analysis | None = None) -> None:
         self._text = text
         self._path = path
-        self._analysis: Analysis | None = None
+        # The one the diagnostics came from, when the caller kept it: analysing a big file
+        # again for its hints took as long as checking it.
+        self._analysis = analysis
 
     def __call__(self, diagnostic: Diagnostic) -> list[str]:
         code = diagnostic.code

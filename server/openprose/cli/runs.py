@@ -10,7 +10,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from openprose.vm.state.base import BACKENDS
+# The configuration's copy of the state backends' names: importing them from the VM would
+# load the whole interpreter for every `prose` command, `prose check` included.
+from openprose.config import STATE_BACKENDS as BACKENDS
 
 EXIT_OK = 0
 EXIT_FAILED = 1

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from openprose.cli.runs import EXIT_FAILED, EXIT_OK, EXIT_USAGE, chosen_states, confirm, runs_root
-from openprose.vm.state.base import BACKENDS
+from openprose.config import STATE_BACKENDS as BACKENDS  # not the VM's: it loads the interpreter
 
 SCOPES = ("project", "user")
 
