@@ -12,6 +12,7 @@ unit), so text is never lost and an error's surroundings never change meaning.
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 from typing import Any
 
 from openprose.syntax import tree as t
@@ -24,6 +25,7 @@ _OPEN = frozenset("([{")
 _CLOSE = frozenset(")]}")
 # Keywords written directly before their parameters: `reduce(acc, item):`.
 _CALL_LIKE_KEYWORDS = frozenset(PIPE_OPERATIONS)
+_BLOCKS = (t.Suite, t.PropertyBlock)
 
 
 def line_ending(text: str, module: Any = None) -> str:
@@ -79,11 +81,26 @@ class Printer:
         self.columns: dict[int, str] = {}
         self.broken: set[int] = set()
         self.bom_printed = False
+        # Where each top-level statement's text, then the end's, starts (indexes in out).
+        self.starts: list[int] = []
 
     # ------------------------------------------------------------ output
 
     def text(self) -> str:
         return "".join(self.out)
+
+    def text_and_starts(self) -> tuple[str, list[int]]:
+        """The text, and the offsets in it where each top-level statement's text (its
+        comments and blank lines before it included) and then the end's text start."""
+        out = self.out
+        bounds = [0, *self.starts[1:], len(out)]
+        pieces = ["".join(out[a:b]) for a, b in pairwise(bounds)]
+        offsets = []
+        offset = 0
+        for piece in pieces:
+            offsets.append(offset)
+            offset += len(piece)
+        return "".join(pieces), offsets
 
     # ------------------------------------------------------------ walking
 
@@ -95,11 +112,13 @@ class Printer:
             self.out.append("\ufeff")  # a byte-order mark stays first, printed once
             self.bom_printed = True
         for statement in statements:
+            self.starts.append(len(self.out))
             self.top_level = True
             if id(statement) in self.broken:
                 self.verbatim(statement)
             else:
                 self.statement(statement, "")
+        self.starts.append(len(self.out))
         self.end(module.end_marker)
 
     def verbatim(self, node: Any) -> None:
@@ -125,21 +144,20 @@ class Printer:
         self.line_indent = indent
         self.node(node, indent)
 
-    def children(self, node: Any, indent: str) -> None:
-        for child in node.children:
-            self.node(child, indent)
-
     def node(self, node: Any, indent: str) -> None:
-        if isinstance(node, t.Suite | t.PropertyBlock):
+        # Leaves first: they are most of the calls.
+        children = getattr(node, "children", None)
+        if children is None:
+            self.leaf(node, indent)
+        elif isinstance(node, _BLOCKS):
             self.block(node, indent)
         elif isinstance(node, t.Pipeline):
             self.pipeline(node, indent)
         elif isinstance(node, t.ArrowSequence):
             self.arrow(node, indent)
-        elif hasattr(node, "children"):
-            self.children(node, indent)
         else:
-            self.leaf(node, indent)
+            for child in children:
+                self.node(child, indent)
 
     def block(self, block: Any, header_indent: str, step: str = INDENT) -> None:
         children = block.children
@@ -212,10 +230,11 @@ class Printer:
                 self.continuation(leaf)
             else:
                 self.line_start_prefix(leaf, self.line_indent)
-                self.columns = {
-                    c: i for c, i in self.columns.items() if c < self._original_column(leaf)
-                }
-                self.columns[self._original_column(leaf)] = self.line_indent
+                column = self._original_column(leaf)
+                columns = self.columns
+                if columns and max(columns) >= column:
+                    self.columns = columns = {c: i for c, i in columns.items() if c < column}
+                columns[column] = self.line_indent
             self.at_line_start = False
         elif "\n" in leaf.prefix or "\r" in leaf.prefix:
             # A line break inside open brackets: keep it, indented inside the brackets.
@@ -223,7 +242,8 @@ class Printer:
         else:
             self.out.append(self.space(self.prev, leaf))
         self.out.append(leaf.value)
-        self.track_brackets(leaf)
+        if isinstance(leaf, t.Operator):
+            self.track_brackets(leaf)
         self.prev = leaf
 
     def track_brackets(self, leaf: Any) -> None:
