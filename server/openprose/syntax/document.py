@@ -9,7 +9,8 @@ new text) and reparses only the statements the edit can affect:
    until the parser starts a new statement exactly where an old one started after
    the edit (the rest of the block is then unchanged text in an unchanged context),
    or until the block ends where it used to;
-3. splice the new statements in and shift the line numbers of every leaf after.
+3. splice the new statements in, and their line anchors into the module's list
+   (``Module.line_anchors``); the lines after move by updating one anchor per line.
 
 Whenever a step cannot prove the result equals a full parse (the block's own
 indentation changed, the block grew past its old end, an edit inside a ``choice``
@@ -22,9 +23,11 @@ bench/incremental_fuzz.py after 100,000 of them), syntax issues and positions in
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import islice
+from operator import attrgetter
 from typing import Any
 
 from openprose.syntax import tree as t
@@ -286,8 +289,19 @@ class Document:
             and _open_token_at_end(items, new_items)
         ):
             return None
+        to_end = at_eof or (is_module and resume == len(items))
+        anchors = self.module.line_anchors
+        span = _anchor_span(anchors, old_slice, to_end)
+        new_anchors = _used_anchors(parser, new_items, to_end)
+        if span is None or new_anchors is None:  # pragma: no cover - the list is out of step
+            return None
         for item in new_items:
             item.parent = block
+        lo, hi = span
+        anchors[lo:hi] = new_anchors
+        if delta and not to_end:
+            for anchor in islice(anchors, lo + len(new_anchors), None):
+                anchor.line += delta
         if is_module and resume == len(items):
             marker = parser.line.endmarker
             assert marker is not None
@@ -295,8 +309,6 @@ class Document:
             block.children[offset + i :] = [*new_items, marker]
         else:
             block.children[offset + i : offset + resume] = new_items
-            if delta:
-                _shift_after(block, offset + i + len(new_items), delta)
             if at_eof:
                 # The end marker's prefix and position come from the new text.
                 marker = parser.line.endmarker
@@ -562,29 +574,49 @@ _NESTING_EXPRESSIONS = (
 )
 
 
-def _shift_after(block: Any, index: int, delta: int) -> None:
-    """Move every leaf after ``block.children[index - 1]`` down by ``delta`` lines."""
-    node = block
-    start = index
-    while True:
-        _shift(node.children[start:], delta)
-        parent = node.parent
-        if parent is None:
-            return
-        siblings = parent.children
-        start = next(k for k, c in enumerate(siblings) if c is node) + 1
-        node = parent
+_line_of = attrgetter("line")
 
 
-def _shift(nodes: list[Any], delta: int) -> None:
-    # The hot loop of a line-changing edit: plain recursion over children lists is
-    # about twice as fast as a generator walk.
-    for child in nodes:
-        children = getattr(child, "children", None)
-        if children is None:
-            child.line += delta
-        else:
-            _shift(children, delta)
+def _anchor_index(anchors: list[t.LineAnchor], anchor: t.LineAnchor) -> int | None:
+    """Where ``anchor`` is in the document's list (only the end marker shares its line)."""
+    k = bisect_left(anchors, anchor.line, key=_line_of)
+    while k < len(anchors) and anchors[k].line == anchor.line:
+        if anchors[k] is anchor:
+            return k
+        k += 1
+    return None
+
+
+def _anchor_span(
+    anchors: list[t.LineAnchor], old_slice: list[Any], to_end: bool
+) -> tuple[int, int] | None:
+    """The slice of ``anchors`` that the leaves of ``old_slice`` use (through the end
+    marker's when ``to_end``); None if the list is out of step with the tree."""
+    lo = _anchor_index(anchors, old_slice[0].get_first_leaf().anchor)
+    if lo is None:
+        return None
+    if to_end:
+        return lo, len(anchors)
+    last = _anchor_index(anchors, old_slice[-1].get_last_leaf().anchor)
+    return None if last is None else (lo, last + 1)
+
+
+def _used_anchors(parser: Parser, new_items: list[Any], to_end: bool) -> list[t.LineAnchor] | None:
+    """The anchors of the leaves the reparse keeps: the tokenizer also read the line it
+    stopped at (and may have looked further), whose leaves are dropped."""
+    made = parser.tokenizer.anchors
+    if to_end:
+        marker = parser.line.endmarker
+        assert marker is not None
+        last = marker.anchor
+    elif new_items:
+        last = new_items[-1].get_last_leaf().anchor
+    else:
+        return []
+    for k in range(len(made) - 1, -1, -1):
+        if made[k] is last:
+            return made[: k + 1]
+    return None
 
 
 __all__ = ["Document", "ReparseStats", "line_starts"]

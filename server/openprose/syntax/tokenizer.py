@@ -18,6 +18,7 @@ from openprose.syntax.tree import (
     Discretion,
     EndMarker,
     ErrorToken,
+    LineAnchor,
     Name,
     Newline,
     Number,
@@ -115,6 +116,8 @@ class Tokenizer:
         # The incremental parser bounds how far a partial reparse may read: past this
         # offset a full parse is cheaper.  A full parse has no limit and never raises.
         self.limit = len(text) if limit is None else limit
+        # One per physical line that starts a token, in text order (see ``LineAnchor``).
+        self.anchors: list[LineAnchor] = []
 
     def next_line(self) -> LogicalLine:
         """Read the next logical line (an ``eof`` line once the text is exhausted)."""
@@ -144,7 +147,9 @@ class Tokenizer:
             self.line = line
             self.done = True
             last_break = max(text.rfind("\n"), text.rfind("\r")) + 1
-            marker = EndMarker("", line, length - last_break, text[prefix_start:])
+            end_anchor = LineAnchor(line)
+            self.anchors.append(end_anchor)
+            marker = EndMarker("", end_anchor, length - last_break, text[prefix_start:])
             return LogicalLine("", [], None, prefix_line, prefix_start, marker)
         pos = line_start + len(indent)
 
@@ -154,6 +159,9 @@ class Tokenizer:
         token_prefix_start = prefix_start
         match = _TOKEN.match
         newline: Newline | None = None
+        # Made when a token starts on a new physical line, so no anchor goes unused.
+        anchor: LineAnchor | None = None
+        new_anchor = self.anchors.append
 
         while pos < length:
             m = match(text, pos)
@@ -162,31 +170,36 @@ class Tokenizer:
             if kind == "ws" or kind == "comment":
                 pos = end
                 continue
+            if kind == "nl" and depth and self._continues(tokens, end, indent):
+                line += 1
+                line_start = end
+                pos = end
+                anchor = None
+                continue
+            if anchor is None:
+                anchor = LineAnchor(line)
+                new_anchor(anchor)
             value = text[pos:end]
             prefix = text[token_prefix_start:pos]
             column = pos - line_start
             if kind == "name":
-                append(Name(value, line, column, prefix))
+                append(Name(value, anchor, column, prefix))
             elif kind == "op":
-                append(Operator(value, line, column, prefix))
+                append(Operator(value, anchor, column, prefix))
                 if value in _OPENERS:
                     depth += 1
                 elif value in _CLOSERS and depth:
                     depth -= 1
             elif kind == "str":
-                append(String(value, line, column, prefix))
+                append(String(value, anchor, column, prefix))
                 if value.startswith('"""'):
                     n, last = count_newlines(text, pos, end)
                     if n:
                         line += n
                         line_start = last
+                        anchor = None
             elif kind == "nl":
-                if depth and self._continues(tokens, end, indent):
-                    line += 1
-                    line_start = end
-                    pos = end
-                    continue
-                newline = Newline(value, line, column, prefix)
+                newline = Newline(value, anchor, column, prefix)
                 pos = end
                 line += 1
                 break
@@ -198,16 +211,17 @@ class Tokenizer:
                     if body.endswith(":") and len(body) > 3:
                         end = pos + len(body) - 1
                         value = text[pos:end]
-                append(Discretion(value, line, column, prefix))
+                append(Discretion(value, anchor, column, prefix))
                 if value.startswith("***"):
                     n, last = count_newlines(text, pos, end)
                     if n:
                         line += n
                         line_start = last
+                        anchor = None
             elif kind == "num":
-                append(Number(value, line, column, prefix))
+                append(Number(value, anchor, column, prefix))
             else:
-                append(ErrorToken(value, line, column, prefix))
+                append(ErrorToken(value, anchor, column, prefix))
             token_prefix_start = pos = end
 
         if newline is None and token_prefix_start < pos:

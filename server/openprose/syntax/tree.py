@@ -21,6 +21,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, TypeVar
 
 from parso import tree as _parso
+from parso.utils import split_lines
 
 if TYPE_CHECKING:
     from openprose.syntax.strings import StringPart
@@ -31,18 +32,68 @@ _T = TypeVar("_T")
 # --------------------------------------------------------------------------- leaves
 
 
+class LineAnchor:
+    """The line number of the leaves that start on one physical line of a logical line.
+
+    Leaves read their line through their anchor, so a reparse that adds or removes lines
+    moves everything after it by updating one anchor per line, not one attribute per leaf.
+    The tokenizer makes one for each physical line it starts tokens on, in text order, and
+    ``Module.line_anchors`` lists them so (``Document`` keeps that list in step with edits).
+    """
+
+    __slots__ = ("line",)
+
+    def __init__(self, line: int) -> None:
+        self.line = line
+
+    def __repr__(self) -> str:
+        return f"<LineAnchor {self.line}>"
+
+
+# parso's ``line`` slot stays on every leaf, unused: the properties below shadow it.
+def _get_line(leaf: ProseLeaf | ErrorToken) -> int:
+    return leaf.anchor.line
+
+
+def _set_line(leaf: ProseLeaf | ErrorToken, line: int) -> None:
+    # Detaches the leaf from the shared anchor: only this leaf moves.
+    leaf.anchor = LineAnchor(line)
+
+
+def _get_start_pos(leaf: ProseLeaf | ErrorToken) -> Position:
+    return leaf.anchor.line, leaf.column
+
+
+def _set_start_pos(leaf: ProseLeaf | ErrorToken, position: Position) -> None:
+    leaf.anchor = LineAnchor(position[0])
+    leaf.column = position[1]
+
+
+def _get_end_pos(leaf: ProseLeaf | ErrorToken) -> Position:
+    value = leaf.value
+    line = leaf.anchor.line
+    if "\n" not in value and "\r" not in value:
+        return line, leaf.column + len(value)
+    lines = split_lines(value)
+    return line + len(lines) - 1, len(lines[-1])
+
+
 class ProseLeaf(_parso.Leaf):
     """Base of our leaves; a direct ``__init__`` avoids parso's property setter."""
 
-    __slots__ = ()
+    __slots__ = ("anchor",)
     type = "leaf"
 
-    def __init__(self, value: str, line: int, column: int, prefix: str = "") -> None:
+    def __init__(self, value: str, anchor: LineAnchor, column: int, prefix: str = "") -> None:
         self.value = value
-        self.line = line
+        self.anchor = anchor
         self.column = column
         self.prefix = prefix
         self.parent = None
+
+    line = property(_get_line, _set_line)
+    start_pos = property(_get_start_pos, _set_start_pos)
+    end_pos = property(_get_end_pos)
 
 
 class Name(ProseLeaf):
@@ -161,15 +212,19 @@ class EndMarker(ProseLeaf):
 class ErrorToken(_parso.ErrorLeaf):
     """A character that cannot start any token (``$``, ``;``, a stray NBSP...)."""
 
-    __slots__ = ()
+    __slots__ = ("anchor",)
 
-    def __init__(self, value: str, line: int, column: int, prefix: str = "") -> None:
+    def __init__(self, value: str, anchor: LineAnchor, column: int, prefix: str = "") -> None:
         self.token_type = "errortoken"
         self.value = value
-        self.line = line
+        self.anchor = anchor
         self.column = column
         self.prefix = prefix
         self.parent = None
+
+    line = property(_get_line, _set_line)
+    start_pos = property(_get_start_pos, _set_start_pos)
+    end_pos = property(_get_end_pos)
 
 
 # --------------------------------------------------------------------------- issues
@@ -357,8 +412,15 @@ class ErrorBlock(ErrorNode):
 
 
 class Module(ProseNode):
-    __slots__ = ()
+    __slots__ = ("line_anchors",)
     type = "module"
+
+    def __init__(
+        self, children: list[_parso.NodeOrLeaf], line_anchors: list[LineAnchor] | None = None
+    ) -> None:
+        super().__init__(children)
+        # The anchors of every leaf, in text order (see ``LineAnchor``).
+        self.line_anchors: list[LineAnchor] = [] if line_anchors is None else line_anchors
 
     def statements(self) -> list[Statement]:
         return [c for c in self.children if isinstance(c, Statement)]

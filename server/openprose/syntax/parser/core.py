@@ -284,7 +284,7 @@ class ParserCore:
         marker = self.line.endmarker
         if marker is None:  # pragma: no cover - the top level only ends at end of file
             raise AssertionError("top-level block ended before end of file")
-        return t.Module([*items, marker])
+        return t.Module([*items, marker], self.tokenizer.anchors)
 
     def parse_items(self, kind: BlockKind, parent: str | None, block: str) -> list[Any]:
         """Items of a block indented with ``block`` under a header indented ``parent``."""
@@ -575,7 +575,7 @@ def flat_module(text: str) -> t.Module:
         line = tokenizer.next_line()
         if line.eof:
             assert line.endmarker is not None
-            return t.Module([*statements, line.endmarker])
+            return t.Module([*statements, line.endmarker], tokenizer.anchors)
         leaves = [*line.tokens, *([line.newline] if line.newline is not None else [])]
         node = t.ErrorStatement(leaves)
         node.issues = [
