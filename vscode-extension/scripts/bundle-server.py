@@ -10,7 +10,13 @@ so the user's Python needs nothing installed. Steps:
 2. the repository's own package, built from a copy of its sources (so the build leaves no
    ``build/`` or ``*.egg-info`` in the checkout), the same way;
 3. checks: the pins agree with pyproject.toml, every requirement of every bundled distribution
-   (on any Python from 3.11 on) is met inside bundled/libs, and everything is pure Python.
+   (on any Python from 3.11 on) is met inside bundled/libs, and everything is pure Python;
+4. bytecode for every module (``compile_bytecode``), so that the server's first start does
+   not compile some 200 modules: about half of its start-up time otherwise.
+
+The bytecode is for the Python that runs this script (its ``cpython-3XX`` tag). A user whose
+Python is another version gets no benefit: that Python ignores the shipped files and, as
+before, compiles the modules on first start and caches them next to the sources if it can.
 
 Uses the Python that runs it (3.11 or later, for tomllib; with pip) and the package index pip
 is configured with. Exits non-zero with a message on any problem.
@@ -18,6 +24,8 @@ is configured with. Exits non-zero with a message on any problem.
 
 from __future__ import annotations
 
+import compileall
+import py_compile
 import re
 import shutil
 import subprocess
@@ -158,6 +166,29 @@ def check_pure() -> None:
         raise BundleError(f"compiled files in the bundle: {binaries[:5]}")
 
 
+def compile_bytecode(target: Path) -> None:
+    """Writes ``__pycache__/*.cpython-3XX.pyc`` for every module under ``target``.
+
+    Unchecked-hash bytecode: Python loads it without looking at the source's modification
+    time, which the VSIX does not keep (a zip stores local times to 2 s, and the installed
+    files get whatever time they were extracted at), so timestamp bytecode would be found
+    stale on the user's machine and compiled again on every start from a read-only install.
+    The bundle never changes once installed, so checking the source (checked-hash) would
+    only cost a read and a hash of every module. Optimisation level 0, as the extension runs
+    Python without -O. The build's path is stripped from the code objects (Python sets the
+    real one when it loads them), so the VSIX does not depend on where it was built.
+    """
+    compiled = compileall.compile_dir(
+        target,
+        quiet=1,
+        stripdir=str(target),
+        optimize=0,
+        invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
+    )
+    if not compiled:
+        raise BundleError("compileall failed (see above)")
+
+
 def main() -> int:
     try:
         pinned = pins()
@@ -165,6 +196,7 @@ def main() -> int:
         install(pinned)
         check_closure(pinned)
         check_pure()
+        compile_bytecode(TARGET)
     except BundleError as error:
         print(f"bundle-server: {error}", file=sys.stderr)
         return 1
