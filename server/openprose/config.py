@@ -35,7 +35,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -328,6 +327,10 @@ def _parse_model_map(source: str, run: object) -> dict[str, str]:
 
 
 def _read_toml(path: str) -> dict[str, Any]:
+    # Imported here: its regular expressions cost the language server's start ~10 ms, and
+    # most starts read no configuration file before `initialize` is answered.
+    import tomllib
+
     try:
         # Not open(): a FIFO named prose.toml would block, /dev/zero would fill memory.
         return tomllib.loads(read_bytes(path, MAX_CONFIG_SIZE).decode())

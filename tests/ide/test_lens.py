@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from openprose.ide import analyze_document
-from openprose.ide.lens import (
+from openprose.ide.commands import (
     CLIENT_RUN_COMMAND,
     CLIENT_RUN_WITH_INPUTS_COMMAND,
     RUN_COMMAND,
-    code_lenses,
 )
+from openprose.ide.lens import code_lenses
 from openprose.ide.types import CodeLens
 
 PLAIN = 'let x = session "Say hello"\noutput greeting = x\n'

@@ -15,12 +15,13 @@ from collections.abc import Iterable
 
 from openprose.diagnostics import Diagnostic
 from openprose.ide.analysis import Analysis, node_range
+from openprose.ide.commands import (
+    CLIENT_RUN_COMMAND,
+    CLIENT_RUN_WITH_INPUTS_COMMAND,
+    RUN_COMMAND,
+)
 from openprose.ide.types import CodeLens
 from openprose.syntax import tree as t
-
-RUN_COMMAND = "prose.run"
-CLIENT_RUN_COMMAND = "prose.runProgram"
-CLIENT_RUN_WITH_INPUTS_COMMAND = "prose.runProgramWithInputs"
 
 
 def declares_inputs(analysis: Analysis) -> bool:

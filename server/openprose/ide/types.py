@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from openprose.format import TextEdit
+if TYPE_CHECKING:  # the formatter (and with it the parser) is not needed to name these types
+    from openprose.format import TextEdit
 
 # 0-based (line, character), characters counted in code points.
 Pos = tuple[int, int]

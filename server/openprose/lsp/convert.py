@@ -8,14 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
 from openprose.diagnostics import Diagnostic, Severity
-from openprose.format import TextEdit
-from openprose.ide import types as ide
 from openprose.lsp.positions import to_client_units, to_code_points
 from openprose.reference import code_url
+
+if TYPE_CHECKING:
+    # Not imported at run time: the server imports this module before answering
+    # `initialize`, and making ide.types' classes costs ~20 ms (the formatter more).
+    from openprose.format import TextEdit
+    from openprose.ide import types as ide
 
 LineText = Callable[[int], str]
 
@@ -106,10 +111,15 @@ class Positions:
         return line, to_code_points(text, max(position.character, 0), self.encoding)
 
     def range(self, value: ide.Range) -> types.Range:
-        return types.Range(start=self.to_client(value.start), end=self.to_client(value.end))
+        return self.span(value.start, value.end)
+
+    def span(self, start: ide.Pos, end: ide.Pos) -> types.Range:
+        return types.Range(start=self.to_client(start), end=self.to_client(end))
 
     def from_range(self, value: types.Range) -> ide.Range:
-        return ide.Range(self.from_client(value.start), self.from_client(value.end))
+        from openprose.ide.types import Range
+
+        return Range(self.from_client(value.start), self.from_client(value.end))
 
     def units(self, line: int, start: int, length: int) -> tuple[int, int]:
         """Client (start, length) of a code-point span on one line."""
@@ -122,9 +132,9 @@ class Positions:
 # ---------------------------------------------------------------- diagnostics
 
 
-def _span(start: tuple[int, int], end: tuple[int, int]) -> ide.Range:
-    """An ide range from parso positions (1-based lines)."""
-    return ide.Range((start[0] - 1, start[1]), (end[0] - 1, end[1]))
+def _span(positions: Positions, start: tuple[int, int], end: tuple[int, int]) -> types.Range:
+    """The client's range of a span in parso positions (1-based lines)."""
+    return positions.span((start[0] - 1, start[1]), (end[0] - 1, end[1]))
 
 
 def diagnostic(
@@ -135,7 +145,7 @@ def diagnostic(
     related = []
     for r in d.related:
         if r.path is None:
-            where = positions.range(_span(r.start, r.end))
+            where = _span(positions, r.start, r.end)
         else:  # another file: its columns are sent as code points
             where = types.Range(
                 start=types.Position(line=r.start[0] - 1, character=r.start[1]),
@@ -149,7 +159,7 @@ def diagnostic(
         )
     href = code_url(d.code, reference) if reference != "" else None
     return types.Diagnostic(
-        range=positions.range(_span(d.start, d.end)),
+        range=_span(positions, d.start, d.end),
         message=d.message,
         severity=SEVERITY[d.severity],
         code=d.code,
@@ -179,10 +189,7 @@ def _uri_for(path: str | None) -> str | None:
 
 
 def text_edits(edits: Iterable[TextEdit], positions: Positions) -> list[types.TextEdit]:
-    return [
-        types.TextEdit(range=positions.range(ide.Range(e.start, e.end)), new_text=e.text)
-        for e in edits
-    ]
+    return [types.TextEdit(range=positions.span(e.start, e.end), new_text=e.text) for e in edits]
 
 
 def completion_item(item: ide.CompletionItem, positions: Positions) -> types.CompletionItem:

@@ -18,7 +18,7 @@ import os
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
 from pygls import uris
@@ -27,16 +27,19 @@ from pygls.lsp.server import LanguageServer
 
 from openprose import __version__
 from openprose import server_options as options
-from openprose.analysis.contracts import absolute, set_overlay
 from openprose.files import read_text
-from openprose.ide.lens import RUN_COMMAND
+from openprose.ide.commands import RUN_COMMAND
 from openprose.ide.triggers import COMPLETION_TRIGGERS, SIGNATURE_TRIGGERS
-from openprose.lsp import convert, run_costs, state_commands, transport
-from openprose.ide.host import AnalysisHost, OpenDocument
+from openprose.lsp import convert, state_commands, transport
 from openprose.lsp.positions import encoding_name
 from openprose.lsp.protocol import ProseProtocol, strict_converter
 from openprose.lsp.running import run_in_editor
 from openprose.lsp.settings import Settings
+
+if TYPE_CHECKING:
+    # Imported on first use: ide/host.py brings the parser and the analysis (~0.1 s), which
+    # `initialize` does not need (tests/lsp/test_startup_imports.py).
+    from openprose.ide.host import AnalysisHost, OpenDocument
 
 log = logging.getLogger("prose-ls")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -47,9 +50,6 @@ class ProseLanguageServer(LanguageServer):
         super().__init__(
             "prose-ls", __version__, protocol_cls=ProseProtocol, converter_factory=strict_converter
         )
-        self.documents = AnalysisHost()
-        # Imported programs open in the editor are read as the editor has them, unsaved.
-        set_overlay(self.documents.unsaved)
         self.settings = Settings()
         self.workspace_index: Any = None  # ide.symbols.WorkspaceIndex, built on `initialized`
         # The seam for running programs (lsp/running.py; tests may replace it).  While it is
@@ -57,6 +57,17 @@ class ProseLanguageServer(LanguageServer):
         self.runner: Callable[[Any, list[Any]], Awaitable[Any]] | None = run_in_editor
 
     # ------------------------------------------------------------ helpers
+
+    @functools.cached_property
+    def documents(self) -> AnalysisHost:
+        """The open documents, made on first use (at the latest on `initialized`)."""
+        from openprose.analysis.contracts import set_overlay
+        from openprose.ide.host import AnalysisHost
+
+        documents = AnalysisHost()
+        # Imported programs open in the editor are read as the editor has them, unsaved.
+        set_overlay(documents.unsaved)
+        return documents
 
     @property
     def encoding(self) -> str:
@@ -162,6 +173,8 @@ class ProseLanguageServer(LanguageServer):
         analysed again and their diagnostics published or refreshed."""
         if path is None:
             return
+        from openprose.analysis.contracts import absolute
+
         file = absolute(path)
         importers = [
             doc for doc in self.documents.all() if doc.path != path and doc.depends_on(file)
@@ -286,6 +299,9 @@ def initialize(ls: ProseLanguageServer, params: types.InitializeParams) -> None:
 
 @server.feature(types.INITIALIZED)
 def initialized(ls: ProseLanguageServer, params: types.InitializedParams) -> None:
+    # Now that `initialize` is answered: the analysis is imported and the overlay installed
+    # before the workspace is indexed and before the first document arrives.
+    ls.documents.all()
     asyncio.get_event_loop().create_task(_after_initialized(ls))
 
 
@@ -462,6 +478,7 @@ def completion(ls: ProseLanguageServer, params: types.CompletionParams) -> types
 @safe(lambda: None)
 def hover(ls: ProseLanguageServer, params: types.HoverParams) -> types.Hover | None:
     from openprose.ide.hover import hover as describe
+    from openprose.lsp import run_costs
 
     doc = _document(ls, params.text_document.uri)
     if doc is None:
@@ -826,6 +843,7 @@ def signature_help(
 @safe(list)
 def inlay_hint(ls: ProseLanguageServer, params: types.InlayHintParams) -> list[types.InlayHint]:
     from openprose.ide.inlay import inlay_hints
+    from openprose.lsp import run_costs
 
     doc = _document(ls, params.text_document.uri)
     if doc is None:

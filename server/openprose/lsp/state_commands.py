@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -149,6 +148,8 @@ def compact(arguments: list[Any]) -> dict[str, Any]:
 
 async def answer(ls: Any, command: str, work: Callable[[list[Any]], Any], arguments: Any) -> Any:
     """Run ``work`` in a thread; refusals and store errors become messages for the user."""
+    import sqlite3
+
     from openprose.vm.state import StateError
 
     try:
