@@ -99,7 +99,7 @@ class Context:
     # For the context of a run of top-level items: the model's definitions, references
     # and uses of agents and blocks made by those items (None: the whole model's).
     local_part: Part | None = field(default=None, repr=False)
-    _memo: dict[str, Any] = field(default_factory=dict, repr=False)
+    _memo: dict[Hashable, Any] = field(default_factory=dict, repr=False)
 
     @property
     def part(self) -> Part | Model:
@@ -113,11 +113,14 @@ class Context:
         value: _T = self._memo[key]
         return value
 
-    def program_fact(self, key: str, compute: Callable[[Context], _T]) -> _T:
-        """A fact of the whole program (``compute`` gets the whole program's context), shared
-        by the contexts of its top-level items."""
+    def program_fact(self, compute: Callable[[Context], _T]) -> _T:
+        """A fact of the whole program, ``compute(the whole program's context)``, computed
+        once and shared by the contexts of its top-level items (an incremental analysis
+        puts in a view of it that answers name by name: analysis/program_names.py)."""
         owner = self.program if self.program is not None else self
-        return owner.memo(key, lambda: compute(owner))
+        value: _T = owner._memo[compute] if compute in owner._memo else compute(owner)
+        owner._memo[compute] = value
+        return value
 
     def diagnostics_sorted(self) -> list[Diagnostic]:
         return sorted(self.diagnostics, key=Diagnostic.sort_key)

@@ -31,6 +31,15 @@ from typing import Any, TypeVar
 from openprose.analysis import surroundings
 from openprose.analysis.context import Context, NodeIndex
 from openprose.analysis.model import Binder, Scope, StatementBinding, UnitBinding, part_of
+from openprose.analysis.program_names import (
+    DefinitionsByName,
+    NestedByName,
+    ProgramNames,
+    RunNames,
+    defined_set,
+    imported_set,
+    run_names,
+)
 from openprose.analysis.rules import local_rules, program_rules
 from openprose.analysis.rules.grammar import defined_names
 from openprose.analysis.rules.names import definitions_by_name, nested_by_name
@@ -55,6 +64,7 @@ class Item:
         "key",
         "local",
         "memo",
+        "names",
         "nodes_",
         "statements",
         "unchanged",
@@ -74,6 +84,7 @@ class Item:
         self.words: frozenset[str] | None = None
         self.unchanged = False
         self.memo: dict[Hashable, Any] = {}
+        self.names: RunNames | None = None
 
     def nodes(self, cls: type) -> list[Any]:
         return self.index.nodes(cls)
@@ -210,6 +221,9 @@ class IncrementalAnalysis:
         self._records: dict[int, StatementBinding] = {}
         self._scope = Scope("program", None, None)
         self._fingerprints: dict[str, tuple[Any, ...]] | None = None
+        # Names declared by the runs made, redone or dropped since the last diagnostics.
+        self._candidates: set[str] = set()
+        self._names = ProgramNames([])
         self._versions = 0
         self._current: list[Item] = []
         # The run holding each top-level item (by id), which knows the item's version: a
@@ -263,6 +277,8 @@ class IncrementalAnalysis:
                 for node_id in key:
                     if owners.get(node_id) is old:
                         del owners[node_id]
+                if old.names is not None:
+                    self._candidates |= old.names.declared
         for item in made:
             for node_id in item.key:
                 owners[node_id] = item
@@ -276,11 +292,25 @@ class IncrementalAnalysis:
         binder = Binder(module, index.nodes, list(items), self._scope, self._records)
         model = binder.bind()
         self._traces = (binder.rebound, binder.replayed)
+        runs: list[RunNames] = []
         for item in items:
-            if id(item) in binder.redone:
+            assert item.binding is not None  # the binder made or kept one for each
+            if id(item) in binder.redone or item.names is None:
                 item.local = None  # its part of the model changed
+                if item.names is not None:
+                    self._candidates |= item.names.declared
+                item.names = run_names(item.binding, item.index.nodes)
+                self._candidates |= item.names.declared
+            runs.append(item.names)
+        names = self._names = ProgramNames(runs)
         project_root, contracts = surroundings(self.path, self.project_root, self.contracts)
-        return Context(module, model, index, self.path, project_root, contracts)
+        ctx = Context(module, model, index, self.path, project_root, contracts)
+        # The program facts the local checks read, answered name by name.
+        ctx._memo[definitions_by_name] = DefinitionsByName(names)
+        ctx._memo[nested_by_name] = NestedByName(names)
+        ctx._memo[defined_names] = defined_set(names)
+        ctx._memo[imported_names] = imported_set(names)
+        return ctx
 
     # ------------------------------------------------------------ diagnostics
 
@@ -389,8 +419,28 @@ class IncrementalAnalysis:
         return item.words
 
     def _changed_names(self, ctx: Context) -> set[str]:
-        """Names whose meaning to a local check changed since the last analysis."""
+        """Names whose meaning to a local check changed since the last analysis: of the
+        names the runs made or dropped since then declare, those whose fingerprint (what
+        agent, block or program they name, in which version; their variables and what the
+        program scope binds them to; whether they are defined, imported, a nested agent)
+        is not the one it was."""
+        prints = self._fingerprints
+        if prints is None:
+            self._fingerprints = {n: self._fingerprint(ctx, n) for n in self._names.all_declared()}
+            self._candidates = set()
+            return set()  # the first analysis: every run is new
+        changed = set()
+        for name in self._candidates:
+            now = self._fingerprint(ctx, name)
+            if prints.get(name) != now:
+                changed.add(name)
+                prints[name] = now
+        self._candidates = set()
+        return changed
+
+    def _fingerprint(self, ctx: Context, name: str) -> tuple[Any, ...]:
         model = ctx.model
+        names = self._names
         owners = self._owners
 
         def version(node: Any) -> int:
@@ -399,27 +449,21 @@ class IncrementalAnalysis:
             owner = owners.get(id(node))
             return owner.versions[id(node)] if owner is not None else -1
 
-        prints: dict[str, tuple[Any, ...]] = {}
-        for table, tag in ((model.agents, "a"), (model.blocks, "b"), (model.programs, "p")):
-            for name, nodes in table.items():
-                prints[name] = (*prints.get(name, ()), tag, *(version(n) for n in nodes))
-        for name in ctx.program_fact("grammar.defined", defined_names):
-            prints[name] = (*prints.get(name, ()), "d")
-        program_names = model.program_scope.symbols
-        for name, symbols in ctx.program_fact("names.by_name", definitions_by_name).items():
-            bound = program_names.get(name)
-            # The symbols themselves (compared by identity), not their ids: a symbol freed
-            # since could have left its id to a new one.
-            prints[name] = (*prints.get(name, ()), "v", bound, *symbols)
-        for name, agent in ctx.program_fact("names.nested", nested_by_name).items():
-            prints[name] = (*prints.get(name, ()), "n", version(agent))
-        for name in ctx.program_fact("skills.imported", imported_names):
-            prints[name] = (*prints.get(name, ()), "i")
-        old = self._fingerprints
-        self._fingerprints = prints
-        if old is None:
-            return set()  # the first analysis: every item is new
-        return {n for n in prints.keys() | old.keys() if prints.get(n) != old.get(n)}
+        nested = names.nested(name)
+        return (
+            tuple(version(node) for node in model.agents.get(name, ())),
+            tuple(version(node) for node in model.blocks.get(name, ())),
+            tuple(version(node) for node in model.programs.get(name, ())),
+            names.is_defined(name),
+            names.is_imported(name),
+            version(nested) if nested is not None else None,
+            # What the program scope binds it to, and the variables of the flat namespace
+            # (those a loop, a pipeline, a block's parameters or a catch bind are seen only
+            # inside it, in its own run): the symbols themselves, compared by identity (a
+            # symbol freed since could have left its id to a new one).
+            model.program_scope.symbols.get(name),
+            *(s for s in names.definitions(name) if not s.kind.is_scoped),
+        )
 
 
 def _places(diagnostic: Diagnostic) -> list[tuple[Position, Position, bool]]:

@@ -21,6 +21,7 @@ literal text.  Multi-line (triple-quoted) prompts are instructions for the model
 from __future__ import annotations
 
 import re
+from collections.abc import Set
 from typing import Any
 
 from openprose.analysis.context import Context
@@ -221,7 +222,7 @@ def _is_condition(node: Any) -> bool:
 
 
 def _interpolations(ctx: Context) -> None:
-    defined = ctx.program_fact("grammar.defined", defined_names)
+    defined = ctx.program_fact(defined_names)
     if not defined:
         return
     for leaf in ctx.strings():
@@ -229,7 +230,7 @@ def _interpolations(ctx: Context) -> None:
             _string(ctx, leaf, defined)
 
 
-def defined_names(ctx: Context) -> frozenset[str]:
+def defined_names(ctx: Context) -> Set[str]:
     """The names the program defines anywhere (variables and inputs)."""
     model = ctx.model
     return frozenset(s.name for s in model.definitions) | {s.name for s in model.inputs}
@@ -246,7 +247,7 @@ def _masked_body(leaf: t.String) -> str:
     return "".join(chars)
 
 
-def _string(ctx: Context, leaf: t.String, defined: frozenset[str]) -> None:
+def _string(ctx: Context, leaf: t.String, defined: Set[str]) -> None:
     body = _masked_body(leaf)
     q = leaf.quote_length
 
@@ -298,7 +299,7 @@ def _string(ctx: Context, leaf: t.String, defined: frozenset[str]) -> None:
         i = close + 1
 
 
-def _unclosed(body: str, i: int, defined: frozenset[str], report: Any) -> None:
+def _unclosed(body: str, i: int, defined: Set[str], report: Any) -> None:
     match = _PATH.match(body, i + 1)
     if match and match.group().split(".")[0] in defined:
         report(
@@ -309,7 +310,7 @@ def _unclosed(body: str, i: int, defined: frozenset[str], report: Any) -> None:
         )
 
 
-def _braces(content: str, start: int, close: int, defined: frozenset[str], report: Any) -> None:
+def _braces(content: str, start: int, close: int, defined: Set[str], report: Any) -> None:
     if _PATH.fullmatch(content):
         return  # a valid interpolation
     stripped = content.strip()

@@ -9,6 +9,7 @@ Loops, Pipelines and Error Handling (variables that shadow), Session and Resume
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from openprose.analysis.context import Context
@@ -54,7 +55,7 @@ def check_local(ctx: Context) -> None:
     _reserved_words(ctx)
 
 
-def definitions_by_name(ctx: Context) -> dict[str, list[Symbol]]:
+def definitions_by_name(ctx: Context) -> Mapping[str, list[Symbol]]:
     """Every variable of the program by name, in program order."""
     found: dict[str, list[Symbol]] = {}
     for symbol in ctx.model.definitions:
@@ -62,7 +63,7 @@ def definitions_by_name(ctx: Context) -> dict[str, list[Symbol]]:
     return found
 
 
-def nested_by_name(ctx: Context) -> dict[str, t.AgentDefinition]:
+def nested_by_name(ctx: Context) -> Mapping[str, t.AgentDefinition]:
     """The first agent definition of each name that is not a statement of the program."""
     return {n.name: n for n in reversed(nested_agents(ctx)) if n.name}
 
@@ -120,7 +121,7 @@ def _agents_and_blocks(ctx: Context) -> None:
                 "not inside another statement",
                 block.name_leaf,
             )
-    nested = ctx.program_fact("names.nested", nested_by_name)
+    nested = ctx.program_fact(nested_by_name)
     part = ctx.part
     for leaf, _node in part.agent_references:
         if model.agent(leaf.value) is None:
@@ -150,7 +151,7 @@ def _variables(ctx: Context) -> None:
     """Duplicates in the flat namespace, conflicts with agents, and shadowing."""
     model = ctx.model
     program_names = model.program_scope.symbols
-    by_name = ctx.program_fact("names.by_name", definitions_by_name)
+    by_name = ctx.program_fact(definitions_by_name)
     for symbol in ctx.part.definitions:
         name = symbol.name
         agent = model.agent(name)
@@ -284,7 +285,7 @@ def _shadowing(ctx: Context, symbol: Symbol, program_names: dict[str, Symbol]) -
 
 
 def _references(ctx: Context) -> None:
-    definitions = ctx.program_fact("names.by_name", definitions_by_name)
+    definitions = ctx.program_fact(definitions_by_name)
     for reference in ctx.part.references:
         if reference.symbol is None:
             if reference.role == "context" and _persistent_agent(ctx, reference.name):

@@ -13,6 +13,7 @@ there is a path.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Set
 from typing import Any
 
 from openprose.analysis.context import Context
@@ -222,14 +223,14 @@ def _skills(ctx: Context, prop: t.Property) -> None:
                 )
 
 
-def _imported(ctx: Context) -> frozenset[str]:
+def _imported(ctx: Context) -> Set[str]:
     """Names a skill may use: ``use`` aliases and last path segments, legacy imports
     (computed once per check: every `skills:` property asks)."""
-    names: frozenset[str] = ctx.program_fact("skills.imported", imported_names)
+    names = ctx.program_fact(imported_names)
     return names
 
 
-def imported_names(ctx: Context) -> frozenset[str]:
+def imported_names(ctx: Context) -> Set[str]:
     names = set(ctx.model.programs)
     for node in ctx.nodes(t.UseStatement, t.ImportStatement):
         if isinstance(node, t.UseStatement) and node.path is not None:
