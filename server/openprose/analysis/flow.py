@@ -87,8 +87,14 @@ def runs(ctx: Context, kinds: tuple[type, ...], agents: Collection[str] | None =
 
     for group in ctx.index.groups():
         events, summary = _memo_events(ctx, group, kinds)
-        if agents is not None and not summary.inlines and summary.agents.isdisjoint(agents):
-            # Nothing here is wanted or runs elsewhere: only the count moves.
+        if agents is not None and not summary.inlines:
+            # Nothing here runs a block: its runs are the same whatever comes before them
+            # but their order (their chains stop at the module), so they are kept.
+            if not summary.agents.isdisjoint(agents):
+                for local, node, chain in _wanted(ctx, group, events, kinds, agents):
+                    if count + local >= MAX_RUNS:
+                        break
+                    found.append(Run(node, count + local, (0, id(node)), chain))
             count = min(count + summary.runs, MAX_RUNS)
             continue
         play(events, 0, [], ())
@@ -107,6 +113,28 @@ def _memo_events(
     ctx: Context, group: list[Any], kinds: tuple[type, ...]
 ) -> tuple[list[tuple[bool, Any]], _Summary]:
     return ctx.index.item_memo(group[0], ("flow", kinds), lambda: _group_events(group, kinds))
+
+
+def _wanted(
+    ctx: Context,
+    group: list[Any],
+    events: list[tuple[bool, Any]],
+    kinds: tuple[type, ...],
+    agents: Collection[str],
+) -> list[tuple[int, Any, Chain]]:
+    """The runs of ``agents``' sessions among a group's events (which inline nothing): their
+    place among the group's runs, their node and their chain."""
+    wanted = frozenset(agents)
+
+    def compute() -> list[tuple[int, Any, Chain]]:
+        runs = [node for is_run, node in events if is_run]
+        return [
+            (k, node, _chain(node, 0, []))
+            for k, node in enumerate(runs)
+            if node.agent is not None and node.agent.value in wanted
+        ]
+
+    return ctx.index.item_memo(group[0], ("flow.wanted", kinds, wanted), compute)
 
 
 @dataclass(frozen=True)

@@ -56,12 +56,17 @@ def persistence(agent: t.AgentDefinition) -> Persistence | None:
     return Persistence("unknown", prop)
 
 
+def _persistence_of(ctx: Context, agent: t.AgentDefinition) -> Persistence | None:
+    """``persistence(agent)`` of a top-level agent, kept while its item is unchanged."""
+    return ctx.index.item_memo(agent, "persistence", lambda: persistence(agent))
+
+
 def _memory(ctx: Context) -> None:
     # Only the sessions of agents that keep memory are judged.
     kept_by = {
         name: kept
         for name, agents in ctx.model.agents.items()
-        if (kept := persistence(agents[0])) is not None
+        if (kept := _persistence_of(ctx, agents[0])) is not None
     }
     runs = flow.runs(ctx, (t.Session, t.Resume), kept_by)
     by_agent: dict[str, list[flow.Run]] = {}

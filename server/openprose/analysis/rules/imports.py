@@ -48,7 +48,7 @@ def check(ctx: Context) -> None:
 
 
 def check_program(ctx: Context) -> None:
-    nodes = {kind: ctx.nodes(kind) for kind in _WANTED}
+    nodes = {kind: ctx.nodes(kind) for kind in _WANTED if kind is not t.LetBinding}
     uses = nodes[t.UseStatement]
     paths = {id(use): _import_path(use) for use in uses}
     _path_formats(ctx, uses, paths)
@@ -58,7 +58,8 @@ def check_program(ctx: Context) -> None:
     _inputs(ctx, nodes[t.InputDeclaration])
     contracts = _program_contracts(ctx, resolutions)
     _calls(ctx, contracts)
-    _outputs(ctx, contracts, nodes[t.LetBinding])
+    if contracts:
+        _outputs(ctx, contracts, ctx.nodes(t.LetBinding))
 
 
 def _import_path(use: t.UseStatement) -> ImportPath | None:
@@ -69,7 +70,7 @@ def _import_path(use: t.UseStatement) -> ImportPath | None:
 
 
 def _top_level_uses(ctx: Context) -> list[t.UseStatement]:
-    return [s for s in ctx.module.statements() if isinstance(s, t.UseStatement)]
+    return [s for s in ctx.nodes(t.UseStatement) if isinstance(s.parent, t.Module)]
 
 
 # --------------------------------------------------------------------------- use paths
