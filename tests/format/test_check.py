@@ -213,11 +213,36 @@ def test_changes_at_both_ends_are_checked_without_a_full_parse() -> None:
     assert not checked.full
 
 
-def test_every_line_changed_is_still_checked() -> None:
-    text = PROGRAM.replace("\n  ", "\n    ")
-    checked = counted(text)
+def test_a_program_mostly_changed_is_checked_whole() -> None:
+    review = PROGRAM[PROGRAM.index("block review") : PROGRAM.index('session "Later')]
+    checked = counted((review + 'do review("notes")\n').replace("\n  ", "\n    "))
+    assert checked.problem is None
+    assert checked.full
+
+
+@pytest.fixture
+def always_incremental(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The incremental check even where a full parse would be cheaper."""
+    monkeypatch.setattr(check._Check, "full_share", 2.0)
+    monkeypatch.setattr(check._Check, "diff_share", 2.0)
+
+
+@pytest.mark.usefixtures("always_incremental")
+def test_every_line_changed_is_still_checked_incrementally() -> None:
+    checked = counted(PROGRAM.replace("\n  ", "\n    "))
     assert checked.problem is None
     assert not checked.full
+
+
+@pytest.mark.usefixtures("always_incremental")
+@pytest.mark.parametrize("fault", FAULTS)
+def test_a_broken_rule_is_refused_by_the_incremental_path(
+    fault: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = PROGRAM.replace("\n  ", "\n    ")
+    FAULTS[fault](monkeypatch)
+    module, out, starts = printed(text)
+    assert check.verify_counted(module, text, out, starts, True).problem is not None
 
 
 # ---------------------------------------------------------------- properties
@@ -253,7 +278,10 @@ def test_the_incremental_check_accepts_only_what_a_full_check_accepts(
     text = layouts(source, data)
     module, out, starts = printed(text)
     full = check.full_check(parse(text), out, True)
-    checked = check.verify_counted(module, text, out, starts, True)
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(check._Check, "full_share", 2.0)
+        monkeypatch.setattr(check._Check, "diff_share", 2.0)
+        checked = check.verify_counted(module, text, out, starts, True)
     assert (checked.problem is None) == (full is None)
 
 

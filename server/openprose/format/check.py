@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from itertools import chain, zip_longest
 from typing import Any
 
@@ -149,6 +149,11 @@ def _line_starts(text: str) -> list[int]:
 
 
 class _Check:
+    # Past these shares of changed text, one full parse costs less than the bookkeeping
+    # (tests raise them past 1 to run the incremental path on every input).
+    full_share = 0.5  # of the output, in changed top-level statements
+    diff_share = 0.5  # of a changed statement's lines, differing at the same place
+
     def __init__(
         self, module: t.Module, text: str, out: str, out_starts: list[int], keep_comments: bool
     ) -> None:
@@ -162,12 +167,18 @@ class _Check:
         self.out_lines: list[int] = []
         self.read = 0  # characters of output parsed again
         self.regions = 0
+        self.changed: list[bool] = []
+        # Output line -> index of the unchanged top-level statement starting there.
+        self.unchanged_at_line: dict[int, int] | None = None
 
     def run(self) -> bool:
         """Whether the output is shown equal to the input without a full parse."""
         n = len(self.items)
         if n == 0 or len(self.out_starts) != n + 2:
             return False
+        old, new = split_lines(self.text), split_lines(self.out)
+        if len(old) == len(new) and sum(map(str.__ne__, old, new)) > self.diff_share * len(old):
+            return False  # most lines changed: one full parse is the cheapest check
         self.in_lines = _line_starts(self.text)
         in_starts = self._input_starts()
         if in_starts is None:
@@ -191,6 +202,9 @@ class _Check:
                     return False
                 if verdict is None:
                     pending.append(k)
+            starts = self.out_starts
+            if sum(starts[k + 1] - starts[k] for k in pending) > self.full_share * len(out):
+                return False  # most of it changed: one full parse is the cheapest check
             return self._top_level(pending)
         except RecursionError:  # pragma: no cover - nesting is capped well below the limit
             return False
@@ -225,6 +239,8 @@ class _Check:
         a_in, a_out = self.in_starts[k], self.out_starts[k]
         old = split_lines(self.text[a_in : self.in_starts[k + 1]])
         new = split_lines(self.out[a_out : self.out_starts[k + 1]])
+        if len(old) == len(new) and sum(map(str.__ne__, old, new)) > self.diff_share * len(old):
+            return None  # most lines changed: parsing it whole is cheaper than a diff
         top_in = bisect_right(self.in_lines, a_in)  # 1-based lines
         top_out = bisect_right(self.out_lines, a_out)
         hunks = [
@@ -354,16 +370,18 @@ class _Check:
         """Parse from top-level statement ``i`` on; the index where it stopped (n + 1 at
         the end of the file), or None if what it read differs."""
         items, n = self.items, len(self.items)
-        starts_at_line = {
-            bisect_right(self.out_lines, self.out_starts[m]): m
-            for m in range(k + 1, n)
-            if not self.changed[m]
-        }
+        if self.unchanged_at_line is None:
+            self.unchanged_at_line = {
+                bisect_right(self.out_lines, self.out_starts[m]): m
+                for m in range(n)
+                if not self.changed[m]
+            }
+        unchanged_at_line = self.unchanged_at_line
         stop_index: list[int] = []
 
         def stop_at(new_line: int) -> bool:
-            index = starts_at_line.get(new_line)
-            if index is None or isinstance(items[index], t.ErrorBlock):
+            index = unchanged_at_line.get(new_line)
+            if index is None or index <= k or isinstance(items[index], t.ErrorBlock):
                 return False
             stop_index.append(index)
             return True

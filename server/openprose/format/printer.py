@@ -316,7 +316,8 @@ class Printer:
         if keep_indent:
             self.out.append(self.blank_and_comments(prefix, indent, leaf, keep=True))
             return
-        self.out.append(self.own_line_comments(prefix, indent, leaf))
+        if "\n" in prefix or "\r" in prefix:  # else only the old indentation: dropped
+            self.out.append(self.own_line_comments(prefix, indent, leaf))
         self.out.append(indent)
         self.block_start = False
 
