@@ -22,8 +22,7 @@ bench/incremental_fuzz.py after 100,000 of them), syntax issues and positions in
 
 from __future__ import annotations
 
-import re
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import islice
@@ -31,10 +30,10 @@ from operator import attrgetter
 from typing import Any
 
 from openprose.syntax import tree as t
+from openprose.syntax.line_starts import LineStarts
 from openprose.syntax.parser import BlockKind, Parser, gc_paused, parse
 from openprose.syntax.tokenizer import ScanLimitReached, count_newlines
 
-_LINE_BREAK = re.compile(r"\r\n|\n|\r")
 # Reparsing a block inside the module can fail (the block grew past its end...) and
 # escalate, reading the same text again one level up.  The blocks inside the module
 # share an allowance of this fraction of the text; past it, only the module level is
@@ -56,16 +55,11 @@ class ReparseStats:
     read: int = 0  # characters the reparse read, over every level it tried
 
 
-def line_starts(text: str) -> list[int]:
-    """Offsets where each line starts (line breaks as parso counts them)."""
-    return [0, *(m.end() for m in _LINE_BREAK.finditer(text))]
-
-
 class Document:
     def __init__(self, text: str = "") -> None:
         self.text = text
         self.module = parse(text)
-        self._starts = line_starts(text)
+        self._starts = LineStarts(text)
         self.stats = ReparseStats("full")
         # The top-level items the last edit modified in place (an edit inside a block);
         # those it replaced are new objects. None: the last change parsed everything.
@@ -103,7 +97,7 @@ class Document:
     def position_at(self, offset: int) -> tuple[int, int]:
         """The 0-based (line, character) position of an offset."""
         offset = max(0, min(offset, len(self.text)))
-        line = bisect_right(self._starts, offset) - 1
+        line = self._starts.bisect_right(offset) - 1
         return line, offset - self._starts[line]
 
     # ------------------------------------------------------------ edits
@@ -114,7 +108,7 @@ class Document:
         old = self.module
         self.module = parse(text)
         release([old])
-        self._starts = line_starts(text)
+        self._starts = LineStarts(text)
         self.stats = ReparseStats("full")
         self.touched = None
 
@@ -126,16 +120,17 @@ class Document:
             a, b = b, a
         old_text = self.text
         text = old_text[:a] + new_text + old_text[b:]
-        old_starts = self._starts
+        starts = self._starts
+        old_count = len(starts)
         # Old lines (1-based) the edit touches; a line break next to either end of the
         # edit can merge with inserted text (``\r`` + ``\n``), so widen by a line.
-        first = bisect_right(old_starts, a)
-        last = bisect_right(old_starts, min(b + 1, len(old_text)))
+        first = starts.bisect_right(a)
+        last = starts.bisect_right(min(b + 1, len(old_text)))
         if a > 0 and old_text[a - 1] == "\r":
             first = max(1, first - 1)
-        self._update_starts(a, b, len(new_text), text)
+        starts.replace(a, b, len(new_text), text)
         self.text = text
-        line_delta = len(self._starts) - len(old_starts)
+        line_delta = len(starts) - old_count
         try:
             with gc_paused():
                 stats = self._reparse(text, first, last, line_delta)
@@ -148,25 +143,6 @@ class Document:
             stats = ReparseStats("full")
             self.touched = None
         self.stats = stats
-
-    def _update_starts(self, a: int, b: int, new_length: int, text: str) -> None:
-        starts = self._starts
-        delta = new_length - (b - a)
-        k = max(0, bisect_right(starts, a) - 2)
-        j = bisect_right(starts, b + 1)
-        region_start = starts[k]
-        if j < len(starts):
-            region_end = starts[j] + delta
-            middle = [
-                m.end()
-                for m in _LINE_BREAK.finditer(text, region_start, region_end)
-                if m.end() < region_end
-            ]
-            tail = [s + delta for s in starts[j:]]
-        else:
-            middle = [m.end() for m in _LINE_BREAK.finditer(text, region_start)]
-            tail = []
-        self._starts = [*starts[:k], region_start, *middle, *tail]
 
     # ------------------------------------------------------------ reparsing
 
@@ -619,4 +595,4 @@ def _used_anchors(parser: Parser, new_items: list[Any], to_end: bool) -> list[t.
     return None
 
 
-__all__ = ["Document", "ReparseStats", "line_starts"]
+__all__ = ["Document", "ReparseStats"]

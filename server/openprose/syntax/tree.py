@@ -50,7 +50,11 @@ class LineAnchor:
         return f"<LineAnchor {self.line}>"
 
 
-# parso's ``line`` slot stays on every leaf, unused: the properties below shadow it.
+# parso's ``line`` slot holds the anchor, under the name ``anchor``: a slot's descriptor
+# reads it at C speed under any name, and the ``line`` property below shadows the old one.
+_ANCHOR_SLOT = _parso.Leaf.__dict__["line"]
+
+
 def _get_line(leaf: ProseLeaf | ErrorToken) -> int:
     return leaf.anchor.line
 
@@ -81,8 +85,12 @@ def _get_end_pos(leaf: ProseLeaf | ErrorToken) -> Position:
 class ProseLeaf(_parso.Leaf):
     """Base of our leaves; a direct ``__init__`` avoids parso's property setter."""
 
-    __slots__ = ("anchor",)
+    __slots__ = ()
     type = "leaf"
+    if TYPE_CHECKING:
+        anchor: LineAnchor
+    else:
+        anchor = _ANCHOR_SLOT
 
     def __init__(self, value: str, anchor: LineAnchor, column: int, prefix: str = "") -> None:
         self.value = value
@@ -212,7 +220,11 @@ class EndMarker(ProseLeaf):
 class ErrorToken(_parso.ErrorLeaf):
     """A character that cannot start any token (``$``, ``;``, a stray NBSP...)."""
 
-    __slots__ = ("anchor",)
+    __slots__ = ()
+    if TYPE_CHECKING:
+        anchor: LineAnchor
+    else:
+        anchor = _ANCHOR_SLOT
 
     def __init__(self, value: str, anchor: LineAnchor, column: int, prefix: str = "") -> None:
         self.token_type = "errortoken"
