@@ -27,7 +27,28 @@ from tests.support.analysis_edits import LINES, diagnostics_view, edit_at, model
 from tests.support.strategies import programs
 
 
-def check_edits(text: str, rng: random.Random, count: int) -> None:
+def abandon_midway(incremental: IncrementalAnalysis, module: Any, rng: random.Random) -> None:
+    """Start an analysis and close it after a few of its steps, as the server does when an
+    edit arrives while it analyses.  (Both counts are drawn first: how many steps there are
+    depends on how the items fall into runs, which may differ from one run to the next.)"""
+    preparing_steps, checking_steps = rng.randint(0, 30), rng.randint(0, 10)
+    preparing = incremental.prepare_steps(module)
+    for _ in range(preparing_steps):
+        try:
+            next(preparing)
+        except StopIteration as done:
+            checking = incremental.diagnostics_steps(done.value)
+            for _ in range(checking_steps):
+                try:
+                    next(checking)
+                except StopIteration:
+                    break
+            checking.close()
+            return
+    preparing.close()
+
+
+def check_edits(text: str, rng: random.Random, count: int, abandon: bool = False) -> None:
     document = Document(text)
     incremental = IncrementalAnalysis()
     incremental.diagnostics(incremental.prepare(document.module))
@@ -36,6 +57,10 @@ def check_edits(text: str, rng: random.Random, count: int) -> None:
         before = document.text
         document.apply_edit(start, end, new)
         incremental.changed(document.touched)
+        if abandon and rng.random() < 0.5:
+            # The analysis of this version is given up; the next edit comes on top.
+            abandon_midway(incremental, document.module, rng)
+            continue
         ctx = incremental.prepare(document.module)
         got = diagnostics_view(incremental.diagnostics(ctx))
         full = prepare(parse(document.text))
@@ -43,6 +68,17 @@ def check_edits(text: str, rng: random.Random, count: int) -> None:
         where = f"after {(start, end, new)!r} on {before!r}"
         assert got == want, where
         assert model_view(ctx.model) == model_view(full.model), where
+        assert_coherent(ctx.model)
+
+
+def assert_coherent(model: Any) -> None:
+    """The model's parts name the same objects: each variable a reference finds, and each
+    the program scope binds, is one of its definitions (a model pieced together from old
+    and new records could list a symbol that no longer is the one found)."""
+    defined = {id(symbol) for symbol in model.definitions}
+    found = [r.symbol for r in model.references if r.symbol is not None]
+    found += model.program_scope.symbols.values()
+    assert all(id(symbol) in defined for symbol in found)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -57,6 +93,14 @@ def test_definitions_and_uses_added_renamed_and_removed(
     lines: list[str], rng: random.Random
 ) -> None:
     check_edits("".join(lines), rng, 15)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.sampled_from(LINES), min_size=1, max_size=40), st.randoms(use_true_random=False))
+def test_an_analysis_closed_midway_leaves_the_next_one_exact(
+    lines: list[str], rng: random.Random
+) -> None:
+    check_edits("".join(lines * 3), rng, 16, abandon=True)
 
 
 CORPUS = location.files()[::7]
@@ -132,3 +176,24 @@ def test_a_definition_far_above_changes_what_a_reference_means() -> None:
     assert "used before it is defined" in undefined.message
     found = edited(document, incremental, (0, 0), (0, 0), 'let draft = session "first"\n')
     assert [d.code for d in found] == ["E019"]  # now defined twice, and the use is fine
+
+
+def test_an_analysis_closed_while_binding_leaves_no_stale_run_behind() -> None:
+    # Every run below uses `draft`; renaming its definition makes each use undefined, so
+    # the binder binds the runs again, and is stopped halfway through them.
+    text = 'let draft = session "d"\n' + "".join(
+        f'let v{k} = session "about {{draft}}"\n' for k in range(600)
+    )
+    document, incremental = analysed(text)
+    runs = incremental.statistics.items
+    document.apply_edit((0, 4), (0, 9), "sketch")
+    incremental.changed(document.touched)
+    preparing = incremental.prepare_steps(document.module)
+    for _ in range(runs + runs // 2):  # the declarations, then half the walk
+        next(preparing)
+    preparing.close()
+    found = edited(document, incremental, (600, 0), (600, 0), "\n")
+    want = diagnostics_of(prepare(parse(document.text)))
+    assert diagnostics_view(found) == diagnostics_view(want)
+    assert len(found) == 600
+    assert_coherent(incremental.prepare(document.module).model)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Generator, Hashable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -249,6 +249,11 @@ class IncrementalAnalysis:
     def prepare(self, module: Any) -> Context:
         """The context of ``module`` with its model built, no rule run yet (the rules run
         when its diagnostics are asked for: before the next ``prepare``, or never)."""
+        return _drained(self.prepare_steps(module))
+
+    def prepare_steps(self, module: Any) -> Generator[None, None, Context]:
+        """``prepare`` in steps: it pauses (yields) after each run it binds, and may be
+        closed at a pause (an edit came): what it did is then kept as far as it is valid."""
         items: list[Item] = []
         kept: dict[tuple[int, ...], Item] = {}
         changed = self._changed
@@ -290,7 +295,16 @@ class IncrementalAnalysis:
             self._records.pop(touched, None)
         self._changed_since_bind.clear()
         binder = Binder(module, index.nodes, list(items), self._scope, self._records)
-        model = binder.bind()
+        try:
+            yield from binder.steps()
+        except GeneratorExit:
+            for item in binder.abandoned():
+                item.local = None
+                if item.names is not None:
+                    self._candidates |= item.names.declared
+                    item.names = None
+            raise
+        model = binder.model
         self._traces = (binder.rebound, binder.replayed)
         runs: list[RunNames] = []
         for item in items:
@@ -316,29 +330,42 @@ class IncrementalAnalysis:
 
     def diagnostics(self, ctx: Context) -> list[Diagnostic]:
         """Syntax and semantic diagnostics of a context ``prepare`` made (sorted)."""
+        return _drained(self.diagnostics_steps(ctx))
+
+    def diagnostics_steps(self, ctx: Context) -> Generator[None, None, list[Diagnostic]]:
+        """``diagnostics`` in steps: it pauses (yields) after each program rule and each run
+        it checks, and may be closed at a pause."""
         if not ctx.memo("rules.ran", lambda: False):
-            ctx._memo["rules.ran"] = True
             for rule in program_rules():
                 rule(ctx)
+                yield
+            ctx._memo["rules.ran"] = True
         changed = self._changed_names(ctx)
+        live = {id(item) for item in self._current}
+        # Decided before any pause: a run that must be checked again is marked so now, and
+        # stays marked if this is closed before its turn.
+        for item in self._current:
+            local = item.local
+            if local is not None and (
+                local.anchors is None
+                or (changed and not changed.isdisjoint(self._words(item)))
+                or any(id(anchor[0]) not in live for anchor in local.anchors)
+            ):
+                item.local = None
         found: list[Diagnostic] = []
         if ctx.module.issues:
             found.extend(to_diagnostics(ctx.module.issues))
         rechecked = moved = 0
         self._starts = None
-        live = {id(item) for item in self._current}
         for item in self._current:
             local = item.local
-            if (
-                local is None
-                or local.anchors is None
-                or (changed and not changed.isdisjoint(self._words(item)))
-                or any(id(anchor[0]) not in live for anchor in local.anchors)
-            ):
+            if local is None:
                 local = item.local = self._check(ctx, item)
                 rechecked += 1
                 found.extend(local.diagnostics)
+                yield
                 continue
+            assert local.anchors is not None
             deltas = [anchor[0].first_line() - anchor[1] for anchor in local.anchors]
             if any(deltas):
                 local.diagnostics = [
@@ -464,6 +491,16 @@ class IncrementalAnalysis:
             model.program_scope.symbols.get(name),
             *(s for s in names.definitions(name) if not s.kind.is_scoped),
         )
+
+
+def _drained(steps: Generator[None, None, _T]) -> _T:
+    """What a generator of steps returns, all its steps taken."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            value: _T = done.value
+            return value
 
 
 def _places(diagnostic: Diagnostic) -> list[tuple[Position, Position, bool]]:

@@ -15,7 +15,7 @@ have function-like scope), so neither is visible after its body.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -324,9 +324,17 @@ class Binder:
     # ------------------------------------------------------------ entry
 
     def bind(self) -> Model:
+        for _ in self.steps():
+            pass
+        return self.model
+
+    def steps(self) -> Iterator[None]:
+        """Bind, pausing (yielding) after each unit and block body: a caller may stop in
+        between (``abandoned`` then leaves the records fit for the next binding)."""
         module = self.model.module
         if not self.units:
-            return self._bind_whole(module)
+            self._bind_whole(module)
+            return
         kept: dict[int, StatementBinding] = {}
         for unit in self.units:
             binding = unit.binding
@@ -342,13 +350,16 @@ class Binder:
             for record in binding.records:
                 kept[id(record.statement)] = record
                 self._unit_of[id(record)] = binding
+            yield
         self.records.clear()
         self.records.update(kept)
         self._collect([unit.binding for unit in self.units])
         for unit in self.units:
             self._walk_unit(unit)
+            yield
         for block in self._deferred_blocks:
             self._body_of(block)
+            yield
         self.redone = {id(unit) for unit in self.units if id(unit.binding) in self._redone}
         definitions = self.model.definitions
         for unit in self.units:
@@ -358,7 +369,14 @@ class Binder:
                 made.sort(key=_start)
                 binding.definitions = made
             definitions.extend(binding.definitions)
-        return self.model
+
+    def abandoned(self) -> list[Any]:
+        """After stopping ``steps`` early: the units some part of which was made again (their
+        sorted definitions are dropped, so that the next binding sorts them anew)."""
+        units = [unit for unit in self.units if id(unit.binding) in self._redone]
+        for unit in units:
+            unit.binding.definitions = None
+        return units
 
     def _bind_whole(self, module: Any) -> Model:
         """One pass over a module with no records (the command line's check)."""
