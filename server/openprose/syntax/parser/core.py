@@ -165,13 +165,18 @@ class ParserCore:
             return None
         return self.toks[self.i + k]
 
+    # at_op and at_word are the parser's most frequent questions: ``cur`` is inlined.
     def at_op(self, value: str) -> bool:
-        tok = self.cur()
-        return tok is not None and tok.value == value and isinstance(tok, t.Operator)
+        if self.barrier or self.i >= self.n:
+            return False
+        tok = self.toks[self.i]
+        return tok.value == value and isinstance(tok, t.Operator)
 
     def at_word(self, value: str) -> bool:
-        tok = self.cur()
-        return tok is not None and tok.value == value and isinstance(tok, t.Name)
+        if self.barrier or self.i >= self.n:
+            return False
+        tok = self.toks[self.i]
+        return tok.value == value and isinstance(tok, t.Name)
 
     def at_eol(self) -> bool:
         return self.barrier or self.i >= self.n

@@ -211,17 +211,22 @@ class ExpressionParser(ParserCore):
         """A ``**...**`` condition, or (outside the grammar) a boolean expression."""
         return self._or_test()
 
+    # Every value passes through both levels; the lone operand, by far the most common
+    # case, returns without a call to the chain.
     def _or_test(self) -> Any:
-        return self._boolean_chain("or", self._and_test)
+        left = self._and_test()
+        if left is None or not self.at_word("or"):
+            return left
+        return self._boolean_chain(left, "or", self._and_test)
 
     def _and_test(self) -> Any:
-        return self._boolean_chain("and", self._not_test)
-
-    def _boolean_chain(self, word: str, operand: Callable[[], Any]) -> Any:
-        """``operand (word operand)*`` as a BooleanExpression (or the lone operand)."""
-        left = operand()
-        if left is None or not self.at_word(word):
+        left = self._not_test()
+        if left is None or not self.at_word("and"):
             return left
+        return self._boolean_chain(left, "and", self._not_test)
+
+    def _boolean_chain(self, left: Any, word: str, operand: Callable[[], Any]) -> Any:
+        """``left (word operand)*`` as a BooleanExpression (``left`` is followed by ``word``)."""
         children = [left]
         while self.at_word(word):
             children.append(self.take_keyword())
