@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -84,6 +85,16 @@ def assert_matches_full_parse(doc: Document) -> None:
 def test_a_full_parse_lists_one_anchor_per_line_that_starts_a_token() -> None:
     module = parse('let a = ["x",\n\n  "y"]\nsession """\n1\n2""" -> b\n')
     assert [anchor.line for anchor in module.line_anchors] == [1, 3, 4, 6, 7]
+    assert_anchors_in_step(module)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "\f", "  \f", "(\n", "a(\n\n\n", 'a("""x\ny"""', 'a("""x\ny"""\n\n  b)\n', "***a\nb***"],
+)
+def test_a_line_with_no_token_has_no_anchor(text: str) -> None:
+    module = parse(text)
+    assert module.get_code() == text
     assert_anchors_in_step(module)
 
 

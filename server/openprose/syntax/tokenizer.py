@@ -164,9 +164,12 @@ class Tokenizer:
         token_prefix_start = prefix_start
         match = _TOKEN.match
         newline: Newline | None = None
-        # Made when a token starts on a new physical line, so no anchor goes unused.
-        anchor: LineAnchor | None = None
-        new_anchor = self.anchors.append
+        # The anchor of the physical line the next token starts on.  The first line has a
+        # token; a later one (after a line break inside brackets or a multi-line token) may
+        # not, so an anchor no token took is reused or dropped: every anchor listed is used.
+        anchors = self.anchors
+        anchor = LineAnchor(line)
+        anchors.append(anchor)
 
         while pos < length:
             m = match(text, pos)
@@ -175,15 +178,6 @@ class Tokenizer:
             if kind == "ws" or kind == "comment":
                 pos = end
                 continue
-            if kind == "nl" and depth and self._continues(tokens, end, indent):
-                line += 1
-                line_start = end
-                pos = end
-                anchor = None
-                continue
-            if anchor is None:
-                anchor = LineAnchor(line)
-                new_anchor(anchor)
             value = text[pos:end]
             prefix = text[token_prefix_start:pos]
             if 1 < len(prefix) <= _SHARED_PREFIX:
@@ -204,8 +198,19 @@ class Tokenizer:
                     if n:
                         line += n
                         line_start = last
-                        anchor = None
+                        anchor = LineAnchor(line)
+                        anchors.append(anchor)
             elif kind == "nl":
+                if depth and self._continues(tokens, end, indent):
+                    line += 1
+                    line_start = end
+                    pos = end
+                    if tokens[-1].anchor is anchor:
+                        anchor = LineAnchor(line)
+                        anchors.append(anchor)
+                    else:
+                        anchor.line = line
+                    continue
                 newline = Newline(value, anchor, column, prefix)
                 pos = end
                 line += 1
@@ -224,17 +229,21 @@ class Tokenizer:
                     if n:
                         line += n
                         line_start = last
-                        anchor = None
+                        anchor = LineAnchor(line)
+                        anchors.append(anchor)
             elif kind == "num":
                 append(Number(value, anchor, column, prefix))
             else:
                 append(ErrorToken(value, anchor, column, prefix))
             token_prefix_start = pos = end
 
-        if newline is None and token_prefix_start < pos:
-            # End of file right after trailing whitespace or a comment: it becomes
-            # the end marker's prefix on the next call.
-            pos = token_prefix_start
+        if newline is None:
+            if not tokens or tokens[-1].anchor is not anchor:
+                anchors.pop()  # the file ended with no token on the anchor's line
+            if token_prefix_start < pos:
+                # End of file right after trailing whitespace or a comment: it becomes
+                # the end marker's prefix on the next call.
+                pos = token_prefix_start
         self.pos = pos
         self.line = line
         return LogicalLine(indent, tokens, newline, prefix_line, prefix_start)
