@@ -30,7 +30,14 @@ from typing import Any, TypeVar
 
 from openprose.analysis import surroundings
 from openprose.analysis.context import Context, NodeIndex
-from openprose.analysis.model import Binder, Scope, StatementBinding, UnitBinding, part_of
+from openprose.analysis.model import (
+    Binder,
+    Scope,
+    StatementBinding,
+    UnitBinding,
+    part_of,
+    record_names,
+)
 from openprose.analysis.program_names import (
     DefinitionsByName,
     NestedByName,
@@ -223,6 +230,11 @@ class IncrementalAnalysis:
         self._fingerprints: dict[str, tuple[Any, ...]] | None = None
         # Names declared by the runs made, redone or dropped since the last diagnostics.
         self._candidates: set[str] = set()
+        # Names whose program-scope definitions changed in a binding that was closed
+        # midway, or in statements dropped since the last binding.
+        self._touched: set[str] = set()
+        # The units of a binding closed before it let go of its dropped units' records.
+        self._dropped: list[UnitBinding] = []
         self._names = ProgramNames([])
         self._versions = 0
         self._current: list[Item] = []
@@ -238,6 +250,7 @@ class IncrementalAnalysis:
         if nodes is None:
             self._items.clear()
             self._records.clear()
+            self._dropped = []
             self._changed.clear()
             return
         for node in nodes:
@@ -277,8 +290,11 @@ class IncrementalAnalysis:
                 item.unchanged = True
             kept[key] = item
             items.append(item)
+        dropped, self._dropped = self._dropped, []
         for key, old in self._items.items():
             if key not in kept:
+                if old.binding is not None:
+                    dropped.append(old.binding)
                 for node_id in key:
                     if owners.get(node_id) is old:
                         del owners[node_id]
@@ -291,14 +307,25 @@ class IncrementalAnalysis:
         self._changed.clear()
         self._current = items
         index = ItemsIndex(module, items)
+        changed_names = self._touched
+        self._touched = set()
         for touched in self._changed_since_bind:
-            self._records.pop(touched, None)
+            record = self._records.pop(touched, None)
+            if record is not None:
+                changed_names |= record_names(record)
         self._changed_since_bind.clear()
-        binder = Binder(module, index.nodes, list(items), self._scope, self._records)
+        binder = Binder(
+            module, index.nodes, list(items), self._scope, self._records, changed_names, dropped
+        )
         try:
             yield from binder.steps()
         except GeneratorExit:
-            for item in binder.abandoned():
+            # What it found changed is still changed for the next binding.
+            self._touched |= binder.touched
+            units = binder.abandoned()
+            if not binder.pruned:
+                self._dropped = binder.dropped
+            for item in units:
                 item.local = None
                 if item.names is not None:
                     self._candidates |= item.names.declared

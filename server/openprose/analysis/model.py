@@ -200,6 +200,24 @@ class Trace:
     outputs: list[Symbol] = field(default_factory=list)
     scopes: list[Scope] = field(default_factory=list)
     deferred: list[t.BlockDefinition] = field(default_factory=list)
+    # Made from ``ops`` on first use (a trace is complete by then).
+    _reads: frozenset[str] | None = field(default=None, repr=False)
+    _writes: list[tuple[Any, ...]] | None = field(default=None, repr=False)
+
+    def reads(self) -> frozenset[str]:
+        """The names it looked up in the program scope."""
+        if self._reads is None:
+            self._reads = frozenset(op[1] for op in self.ops if op[0] in ("get", "peek"))
+        return self._reads
+
+    def writes(self) -> list[tuple[Any, ...]]:
+        """Its definitions in the program scope and its hidden locals, in order."""
+        if self._writes is None:
+            self._writes = [op for op in self.ops if op[0] in ("def", "hide")]
+        return self._writes
+
+    def written(self) -> set[str]:
+        return {op[1] for op in self.writes()}
 
 
 @dataclass(eq=False)
@@ -217,6 +235,8 @@ class StatementBinding:
     branches: list[Symbol] = field(default_factory=list)
     walk: Trace | None = None
     bodies: dict[int, Trace] = field(default_factory=dict)
+    # The unit that holds it now.
+    unit: UnitBinding | None = field(default=None, repr=False)
 
 
 @dataclass(eq=False)
@@ -241,6 +261,7 @@ class UnitBinding:
 
     def __post_init__(self) -> None:
         for record in self.records:
+            record.unit = self
             self.agents += record.agents
             self.programs += record.programs
             self.inputs += record.inputs
@@ -291,6 +312,8 @@ class Binder:
         units: list[Any] | None = None,
         program_scope: Scope | None = None,
         records: dict[int, StatementBinding] | None = None,
+        touched: set[str] | None = None,
+        dropped: list[UnitBinding] | None = None,
     ) -> None:
         # ``nodes(cls)``: every node of a class in the module (the rules' shared index).
         self.nodes = nodes or (lambda cls: [n for n in t.iter_nodes(module) if isinstance(n, cls)])
@@ -299,6 +322,11 @@ class Binder:
         # one edit to the next.
         self.units: list[Any] = units if units is not None else []
         self.records = records if records is not None else {}
+        # The bindings of the units of the last binding that are not units any more, and
+        # whether their records were let go.
+        self.dropped = dropped or []
+        self.pruned = False
+        self._new_bindings: list[UnitBinding] = []
         scope = program_scope if program_scope is not None else Scope("program", module, None)
         scope.node = module
         scope.symbols = {}
@@ -306,15 +334,20 @@ class Binder:
         self.model.scopes.append(self.model.program_scope)
         self._deferred_blocks: list[t.BlockDefinition] = []
         self._deferred_owner: dict[int, StatementBinding] = {}
-        # The unit of each statement record; each unit's definitions in the order they were
-        # made; the units some part of which was made again.
-        self._unit_of: dict[int, UnitBinding] = {}
+        # Each unit's definitions in the order they were made; the units some part of which
+        # was made again.
         self._made: dict[int, list[Symbol]] = {}
         self._redone: set[int] = set()
         # Names defined inside a body that ended (loop or block locals), by scope node,
         # to explain "undefined" references after that body.
         self._hidden: dict[str, Symbol] = {}
         self._trace = Trace()
+        # The names whose definitions or hidden locals in the program scope may differ from
+        # the last binding's, so far: an unchanged unit that looks up none of them finds
+        # what it found, without checking its lookups one by one.
+        # ``touched`` starts with what the caller knows changed (statements it dropped, a
+        # binding closed midway).
+        self.touched: set[str] = set(touched or ())
         # Traces replayed or made, for the statistics of an incremental analysis.
         self.replayed = 0
         self.rebound = 0
@@ -335,7 +368,7 @@ class Binder:
         if not self.units:
             self._bind_whole(module)
             return
-        kept: dict[int, StatementBinding] = {}
+        new_bindings = self._new_bindings
         for unit in self.units:
             binding = unit.binding
             if binding is None or not unit.unchanged:
@@ -344,15 +377,22 @@ class Binder:
                     record = self.records.get(id(statement))
                     if record is None or record.statement is not statement:
                         record = self._declarations(statement)
+                        self.touched |= record_names(record)
                     records.append(record)
                 binding = unit.binding = UnitBinding(records)
                 self._redone.add(id(binding))
-            for record in binding.records:
-                kept[id(record.statement)] = record
-                self._unit_of[id(record)] = binding
+                new_bindings.append(binding)
             yield
-        self.records.clear()
-        self.records.update(kept)
+        # The records of the units given up, unless a new unit took them over; then those
+        # of the new units (``records`` knows each statement seen, by id).
+        for binding in self.dropped:
+            for record in binding.records:
+                key = id(record.statement)
+                if record.unit is binding and self.records.get(key) is record:
+                    del self.records[key]
+                    self.touched |= record_names(record)
+        self._adopt()
+        self.pruned = True
         self._collect([unit.binding for unit in self.units])
         for unit in self.units:
             self._walk_unit(unit)
@@ -370,9 +410,19 @@ class Binder:
                 binding.definitions = made
             definitions.extend(binding.definitions)
 
+    def _adopt(self) -> None:
+        """Make the records of the new units known."""
+        for binding in self._new_bindings:
+            for record in binding.records:
+                self.records[id(record.statement)] = record
+        self._new_bindings = []
+
     def abandoned(self) -> list[Any]:
         """After stopping ``steps`` early: the units some part of which was made again (their
-        sorted definitions are dropped, so that the next binding sorts them anew)."""
+        sorted definitions are dropped, so that the next binding sorts them anew).  The new
+        units' records are made known; when ``pruned`` is still False, the dropped units
+        were not looked at: the caller gives them to the next binding."""
+        self._adopt()
         units = [unit for unit in self.units if id(unit.binding) in self._redone]
         for unit in units:
             unit.binding.definitions = None
@@ -470,7 +520,7 @@ class Binder:
     def _walk_unit(self, unit: Any) -> None:
         binding = unit.binding
         joined = binding.walk
-        if unit.unchanged and joined is not None and self._still_valid(joined):
+        if unit.unchanged and joined is not None and self._unchanged(joined):
             self._replay(joined)
             self.replayed += 1
             self._finish(joined, binding)
@@ -482,11 +532,14 @@ class Binder:
         program = self.model.program_scope
         for record in binding.records:
             trace = record.walk
-            if trace is None or not self._still_valid(trace):
+            if trace is None or not self._unchanged(trace):
+                if trace is not None:
+                    self.touched |= trace.written()
                 self._trace = trace = Trace()
                 record.bodies = {}
                 self._statement(record.statement, program, in_parallel=False)
                 record.walk = trace
+                self.touched |= trace.written()
                 self.rebound += 1
                 self._redone.add(id(binding))
             else:
@@ -502,11 +555,14 @@ class Binder:
 
     def _body_of(self, block: t.BlockDefinition) -> None:
         record = self._deferred_owner.get(id(block))
-        binding = self._unit_of.get(id(record)) if record is not None else None
+        binding = record.unit if record is not None else None
         trace = record.bodies.get(id(block)) if record is not None else None
-        if trace is None or not self._still_valid(trace):
+        if trace is None or not self._unchanged(trace):
+            if trace is not None:
+                self.touched |= trace.written()
             self._trace = trace = Trace()
             self._bind_block(block)
+            self.touched |= trace.written()
             if record is not None:
                 record.bodies[id(block)] = trace
             if binding is not None:
@@ -519,6 +575,14 @@ class Binder:
         if record is not None:
             for nested in trace.deferred:
                 self._deferred_owner[id(nested)] = record
+
+    def _unchanged(self, trace: Trace) -> bool:
+        """Whether every lookup of ``trace`` would find what it found: at once when it looks
+        up no name whose program-scope meaning may have changed, one by one otherwise."""
+        touched = self.touched
+        if not touched or touched.isdisjoint(trace.reads()):
+            return True
+        return self._still_valid(trace)
 
     def _still_valid(self, trace: Trace) -> bool:
         """Whether every read of ``trace`` from the program scope would give what it gave,
@@ -554,7 +618,7 @@ class Binder:
         program = self.model.program_scope
         symbols = program.symbols
         hidden = self._hidden
-        for op in trace.ops:
+        for op in trace.writes():
             kind = op[0]
             if kind == "def":
                 symbol = op[2]
@@ -876,6 +940,16 @@ class Binder:
         reference = Reference(name, role, leaf, symbol, scope, start, end)
         reference.hidden = hidden
         self._trace.references.append(reference)
+
+
+def record_names(record: StatementBinding) -> set[str]:
+    """The names a statement's record defines or hides in the program scope."""
+    names = {symbol.name for symbol in record.exported}
+    names.update(symbol.name for symbol in record.branches)
+    for trace in [record.walk, *record.bodies.values()]:
+        if trace is not None:
+            names |= trace.written()
+    return names
 
 
 def _joined(traces: list[Trace]) -> Trace:

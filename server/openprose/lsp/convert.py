@@ -170,6 +170,47 @@ def diagnostic(
     )
 
 
+class ConvertedDiagnostics:
+    """One document's diagnostics as sent to the client, each converted once.
+
+    An incremental analysis hands back the same ``Diagnostic`` objects for the parts of a
+    program an edit did not reach, so a keystroke converts only the diagnostics it made.
+    A conversion is kept with the object and the text of the lines its places lie on (a
+    column in UTF-16 depends on the text before it)."""
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[Diagnostic, tuple[str, ...], types.Diagnostic]] = {}
+        self._settings: tuple[str, str | None] | None = None
+
+    def convert(
+        self, found: list[Diagnostic], positions: Positions, uri: str, reference: str | None
+    ) -> list[types.Diagnostic]:
+        if self._settings != (positions.encoding, reference):
+            self._settings = (positions.encoding, reference)
+            self._known = {}
+        known = self._known
+        kept: dict[int, tuple[Diagnostic, tuple[str, ...], types.Diagnostic]] = {}
+        converted = []
+        for d in found:
+            lines = tuple(positions.line_text(line - 1) for line in _lines(d))
+            entry = known.get(id(d))
+            if entry is None or entry[0] is not d or entry[1] != lines:
+                entry = (d, lines, diagnostic(d, positions, uri, reference))
+            kept[id(d)] = entry
+            converted.append(entry[2])
+        self._known = kept
+        return converted
+
+
+def _lines(d: Diagnostic) -> list[int]:
+    """The lines (1-based) of a diagnostic's places in its own file."""
+    lines = [d.start[0], d.end[0]]
+    for r in d.related:
+        if r.path is None:
+            lines += (r.start[0], r.end[0])
+    return lines
+
+
 def from_client_diagnostic(d: types.Diagnostic, positions: Positions) -> Diagnostic | None:
     """One of our diagnostics as the client sent it back (in a code action request), in
     the ide's terms; None for another tool's."""
