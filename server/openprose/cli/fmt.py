@@ -56,6 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     from openprose.config import ConfigError
     from openprose.format import format_text
+    from openprose.syntax.parser import gc_paused
 
     checking = bool(args.check or args.diff)
     try:
@@ -78,7 +79,9 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             print(f"prose: error: {error}", file=stderr)
             status = EXIT_TROUBLE
             continue
-        result = format_text(text)
+        # The tree lives until the text is printed: a collection meanwhile would only scan it.
+        with gc_paused():
+            result = format_text(text)
         path = source.display_path
         named = STDIN_PATH if source.fs_path is None else path  # how to name it to prose check
         if result.refused:
