@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 import pytest_lsp
@@ -182,3 +183,76 @@ async def code_actions(client: LanguageClient, uri: str, line: int) -> list[obje
         )
     )
     return list(actions or [])
+
+
+class Published(dict[str, Any]):
+    """In place of the client's ``diagnostics`` (uri -> the last published): it also keeps,
+    in order, the uri and codes of every publication."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.log: list[tuple[str, list[str]]] = []
+
+    def __setitem__(self, uri: str, diagnostics: Any) -> None:
+        super().__setitem__(uri, diagnostics)
+        self.log.append((uri, [str(d.code) for d in diagnostics]))
+
+
+async def published_for(client: LanguageClient, uri: str, count: int = 1) -> None:
+    """Wait until ``uri``'s diagnostics were published ``count`` times in all."""
+    recorded: Published = client.diagnostics  # type: ignore[assignment]
+    for _ in range(2400):
+        if sum(1 for u, _ in recorded.log if u == uri) >= count:
+            return
+        await asyncio.sleep(0.05)
+    raise TimeoutError(f"no diagnostics published for {uri}")
+
+
+async def test_a_hover_is_answered_while_a_large_document_is_analysed(
+    client: LanguageClient,
+) -> None:
+    client.diagnostics = recorded = Published()
+    large, small = "file:///tmp/large-4.prose", "file:///tmp/small-4.prose"
+    open_document(client, small, SMALL)
+    await published_for(client, small)
+    open_document(client, large, LARGE)
+    hover = await asyncio.wait_for(
+        client.text_document_hover_async(
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=small),
+                position=types.Position(line=2, character=10),
+            )
+        ),
+        10,
+    )
+    answered_before = [u for u, _ in recorded.log]
+    await published_for(client, large)
+    assert hover is not None and "writer" in str(hover.contents)
+    # The hover came while the large document was still being analysed.
+    assert large not in answered_before
+
+
+async def test_an_analysis_made_stale_by_an_edit_is_given_up(client: LanguageClient) -> None:
+    client.diagnostics = recorded = Published()
+    uri = "file:///tmp/large-5.prose"
+    open_document(client, uri, LARGE)
+    # A hover answered after the open was read: the large document's analysis has begun.
+    small = "file:///tmp/small-5.prose"
+    open_document(client, small, SMALL)
+    await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=small),
+            position=types.Position(line=2, character=10),
+        )
+    )
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=FIXABLE)],
+        )
+    )
+    await published_for(client, uri)
+    await asyncio.sleep(0.5)  # a late publication of the first version would show now
+    # Only the second version's diagnostics were ever published: the first version's
+    # analysis was given up when the edit came.
+    assert [codes for u, codes in recorded.log if u == uri] == [["E048"]]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -51,13 +52,28 @@ class Analysis:
         from openprose.checking import finish
 
         if self._found is None:
+            for _ in self.steps():
+                pass
+        assert self._found is not None
+        return finish(self._found, self.module, config, self.text)
+
+    def steps(self) -> Generator[None, None, None]:
+        """Make the model and the diagnostics in steps, pausing (yielding) between them, so
+        that a front end can answer other requests meanwhile; closing it at a pause leaves
+        the document's incremental analysis fit for the next one."""
+        if "context" not in self.__dict__:
             if self.incremental is not None:
-                self._found = self.incremental.diagnostics(self.context)
+                context = yield from self.incremental.prepare_steps(self.module)
+            else:
+                context = prepare(self.module, self.path)
+            self.__dict__["context"] = context  # what the cached property would hold
+        if self._found is None:
+            if self.incremental is not None:
+                self._found = yield from self.incremental.diagnostics_steps(self.context)
             else:
                 from openprose.analysis import diagnostics_of
 
                 self._found = diagnostics_of(self.context)
-        return finish(self._found, self.module, config, self.text)
 
     @cached_property
     def lines(self) -> list[str]:

@@ -8,6 +8,7 @@ unchanged (``analysis.incremental``)."""
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,8 @@ class OpenDocument:
     version: int | None
     _analysis: Analysis | None = field(default=None, repr=False)
     _incremental: IncrementalAnalysis | None = field(default=None, repr=False)
+    # The analysis being made in steps (``analysis_steps``), until it is done or closed.
+    _running: Generator[None, None, Analysis] | None = field(default=None, repr=False)
     # The diagnostics last published (or returned to a pull) and their version.
     published: tuple[int | None, list[Diagnostic]] | None = None
     pending: Any = None  # the debounce task, if one is waiting
@@ -36,17 +39,48 @@ class OpenDocument:
         return self.document.text
 
     def apply_edit(self, start: tuple[int, int], end: tuple[int, int], text: str) -> None:
-        """Replace the 0-based ``start``..``end`` range by ``text``."""
+        """Replace the 0-based ``start``..``end`` range by ``text`` (an analysis being made
+        in steps is given up: its version is gone)."""
+        self.give_up_analysis()
         self.document.apply_edit(start, end, text)
         self._incremental_analysis().changed(self.document.touched)
 
     def replace(self, text: str) -> None:
         """Replace the whole text."""
+        self.give_up_analysis()
         self.document.replace(text)
         self._incremental_analysis().changed(None)
 
     def analysis(self) -> Analysis:
-        """The analysis of the current text, built once per version."""
+        """The analysis of the current text, built once per version (one being made in
+        steps is finished first: two would interleave on the same records)."""
+        running = self._running
+        if running is not None:
+            for _ in running:
+                pass
+            self._running = None
+        return self._current_analysis()
+
+    def analysis_steps(self) -> Generator[None, None, Analysis]:
+        """The analysis of the current version with its diagnostics, made in steps (it
+        pauses between them); an edit gives it up.  Answers from ``analysis()`` meanwhile
+        finish it first."""
+        self.give_up_analysis()
+        steps = self._steps(self._current_analysis())
+        self._running = steps
+        return steps
+
+    def _steps(self, analysis: Analysis) -> Generator[None, None, Analysis]:
+        yield from analysis.steps()
+        return analysis
+
+    def give_up_analysis(self) -> None:
+        """Close the analysis being made in steps, if any."""
+        if self._running is not None:
+            self._running.close()
+            self._running = None
+
+    def _current_analysis(self) -> Analysis:
         current = self._analysis
         if current is None or current.version != self.version or current.text is not self.text:
             current = analyze_document(
@@ -78,6 +112,7 @@ class OpenDocument:
 
     def forget_analysis(self) -> None:
         """Another program changed under this one: the next request analyses it again."""
+        self.give_up_analysis()
         self._analysis = None
         if self._incremental is not None:
             # Its contracts may have changed: what used them is found again.
@@ -129,6 +164,8 @@ class AnalysisHost:
     def close(self, uri: str) -> OpenDocument | None:
         self._lost.discard(uri)
         doc = self._open.pop(uri, None)
+        if doc is not None:
+            doc.give_up_analysis()
         if doc is not None and doc.path is not None:
             file = absolute(doc.path)
             if self._by_path.get(file) == uri:

@@ -15,6 +15,7 @@ import asyncio
 import functools
 import logging
 import os
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -42,6 +43,8 @@ if TYPE_CHECKING:
     from openprose.ide.host import AnalysisHost, OpenDocument
 
 log = logging.getLogger("prose-ls")
+# How long an analysis runs before the server answers the messages that came meanwhile.
+ANALYSIS_SLICE = 0.02
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -51,6 +54,8 @@ class ProseLanguageServer(LanguageServer):
             "prose-ls", __version__, protocol_cls=ProseProtocol, converter_factory=strict_converter
         )
         self.settings = Settings()
+        # Each open document's diagnostics as last converted for the client, by URI.
+        self._converted: dict[str, convert.ConvertedDiagnostics] = {}
         self.workspace_index: Any = None  # ide.symbols.WorkspaceIndex, built on `initialized`
         # The seam for running programs (lsp/running.py; tests may replace it).  While it is
         # None the "Run program" code lens is not shown, and the command explains why.
@@ -127,21 +132,52 @@ class ProseLanguageServer(LanguageServer):
 
     # ------------------------------------------------------------ diagnostics
 
-    def schedule_diagnostics(self, doc: OpenDocument) -> None:
-        """After the debounce delay, unless ``doc`` changes again: publish its diagnostics
-        (a pulling client asks for them itself), and check the documents importing it again."""
+    def schedule_diagnostics(
+        self, doc: OpenDocument, delay: float | None = None, importers: bool = True
+    ) -> None:
+        """After ``delay`` (the debounce delay by default), unless ``doc`` changes again:
+        publish its diagnostics (a pulling client asks for them itself), and check the
+        documents importing it again."""
         if doc.pending is not None:
             doc.pending.cancel()
-        doc.pending = asyncio.get_event_loop().create_task(self._publish_later(doc))
+        task = self._publish_later(doc, delay, importers)
+        doc.pending = asyncio.get_event_loop().create_task(task)
 
-    async def _publish_later(self, doc: OpenDocument) -> None:
+    async def _publish_later(self, doc: OpenDocument, delay: float | None, importers: bool) -> None:
         version = doc.version
-        await asyncio.sleep(self.settings.debounce)
+        await asyncio.sleep(self.settings.debounce if delay is None else delay)
         if self.documents.get(doc.uri) is not doc or doc.version != version:
             return  # changed again or closed meanwhile
         if not self.pulls_diagnostics:
+            if not await self._analysed(doc, version):
+                return  # an edit or a close gave up this version's analysis
             self.publish(doc)
-        self.importers_changed(doc.path)
+        if importers:
+            self.importers_changed(doc.path)
+
+    async def _analysed(self, doc: OpenDocument, version: int | None) -> bool:
+        """Analyse ``doc`` in slices of about ``ANALYSIS_SLICE`` seconds, answering the other
+        messages between them (requests for other documents, an edit of this one that makes
+        the analysis stale: it is then given up). Whether it finished for ``version``."""
+        try:
+            steps = doc.analysis_steps()
+        except Exception:  # the publish that follows logs it and publishes nothing
+            return True
+        deadline = time.perf_counter() + ANALYSIS_SLICE
+        while True:
+            try:
+                next(steps)
+            except StopIteration:
+                break
+            except Exception:
+                log.exception("analysing %s failed", doc.uri)
+                return False
+            if time.perf_counter() > deadline:
+                await asyncio.sleep(0)
+                if self.documents.get(doc.uri) is not doc or doc.version != version:
+                    return False
+                deadline = time.perf_counter() + ANALYSIS_SLICE
+        return self.documents.get(doc.uri) is doc and doc.version == version
 
     def publish(self, doc: OpenDocument) -> None:
         try:
@@ -159,8 +195,8 @@ class ProseLanguageServer(LanguageServer):
         found = doc.analysis().diagnostics_with(config)
         doc.published = (doc.version, found)
         positions = self.positions(doc)
-        reference = self.settings.docs_url
-        return [convert.diagnostic(d, positions, doc.uri, reference) for d in found]
+        converted = self._converted.setdefault(doc.uri, convert.ConvertedDiagnostics())
+        return converted.convert(found, positions, doc.uri, self.settings.docs_url)
 
     def rules_changed(self) -> None:
         """The settings that choose the rules changed: every open document's diagnostics may
@@ -373,7 +409,9 @@ def did_open(ls: ProseLanguageServer, params: types.DidOpenTextDocumentParams) -
     item = params.text_document
     doc = ls.documents.open(item.uri, item.text, item.version, _path(item.uri))
     if not ls.pulls_diagnostics:
-        ls.publish(doc)  # at once on open: nothing to debounce yet
+        # At once (nothing to debounce yet), in slices: a large document must not hold up
+        # the other requests.
+        ls.schedule_diagnostics(doc, delay=0, importers=False)
     ls.importers_changed(doc.path)  # its text in the editor now stands for the file
 
 
@@ -424,6 +462,7 @@ def did_save(ls: ProseLanguageServer, params: types.DidSaveTextDocumentParams) -
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: ProseLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
     doc = ls.documents.close(params.text_document.uri)
+    ls._converted.pop(params.text_document.uri, None)
     if doc is not None:
         if doc.pending is not None:
             doc.pending.cancel()
