@@ -17,6 +17,7 @@ and printing it with the self-check.  Asserts nothing.
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import time
 from collections.abc import Callable
@@ -74,7 +75,7 @@ def main() -> None:
         ):
             result = format_text(text)  # warm up, and show the input is what it claims
             assert not result.refused, result.refused
-            walls, cpus = sample(lambda text=text: format_text(text), args.runs)
+            walls, cpus = sample(functools.partial(format_text, text), args.runs)
             print(
                 f"  {name:<14} {state:<10} {median(walls):7.2f} {percentile(walls, 0.95):7.2f} |"
                 f" {median(cpus):7.2f} {percentile(cpus, 0.95):7.2f}"
