@@ -341,6 +341,7 @@ class Binder:
         # Names defined inside a body that ended (loop or block locals), by scope node,
         # to explain "undefined" references after that body.
         self._hidden: dict[str, Symbol] = {}
+        self._inputs_by_node: dict[int, list[Symbol]] | None = None
         self._trace = Trace()
         # The names whose definitions or hidden locals in the program scope may differ from
         # the last binding's, so far: an unchanged unit that looks up none of them finds
@@ -503,6 +504,7 @@ class Binder:
             for alias, use in binding.programs:
                 model.programs.setdefault(alias, []).append(use)
             model.inputs.extend(binding.inputs)
+        self._inputs_by_node = None
         for binding in bindings:
             for name, block in binding.blocks:
                 model.blocks.setdefault(name, []).append(block)
@@ -700,82 +702,94 @@ class Binder:
             self._statement(statement, scope, in_parallel)
 
     def _statement(self, node: Any, scope: Scope, in_parallel: bool) -> None:
-        if isinstance(node, t.ErrorNode):
+        # Dispatch on the node's class through a table filled from the ordered cases below
+        # (the first case the class is a subclass of wins, as a chain of isinstance tests
+        # would): the walk visits every statement, and the chain was most of its time.
+        kind = type(node)
+        handler = _STATEMENT_HANDLERS.get(kind)
+        if handler is None:
+            handler = _STATEMENT_HANDLERS[kind] = _statement_handler(kind)
+        handler(self, node, scope, in_parallel)
+
+    def _let(self, node: t.LetBinding, scope: Scope, in_parallel: bool) -> None:
+        self._expression(node.value, scope)
+        kind = Kind.CONST if isinstance(node, t.ConstBinding) else Kind.LET
+        for name in node.target_names():
+            self.define(scope, Symbol(name.value, kind, name, node))
+
+    def _assignment(self, node: t.Assignment, scope: Scope, in_parallel: bool) -> None:
+        self._expression(node.value, scope)
+        target = node.target
+        if target is None:
             return
-        if isinstance(node, t.LetBinding):  # and ConstBinding
-            self._expression(node.value, scope)
-            kind = Kind.CONST if isinstance(node, t.ConstBinding) else Kind.LET
-            for name in node.target_names():
-                self.define(scope, Symbol(name.value, kind, name, node))
-            return
-        if isinstance(node, t.Assignment):
-            self._expression(node.value, scope)
-            target = node.target
-            if target is None:
-                return
-            if in_parallel:
-                if _inside_block(scope):
-                    exported = self.model.program_scope.symbols.get(target.value)
-                    self._trace.ops.append(("peek", target.value, exported))
-                    if exported is not None and exported.node is node:
-                        return  # already defined (exported) while collecting
-                self.define(scope, Symbol(target.value, Kind.BRANCH, target, node))
-            else:
-                self._reference(target.value, "assignment", target, scope)
-            return
-        if isinstance(node, t.OutputBinding):
-            self._expression(node.value, scope)
-            if node.name is not None and not _inside_block(scope):
-                symbol = Symbol(node.name.value, Kind.OUTPUT, node.name, node)
-                self._trace.outputs.append(symbol)
-                self.define(scope, symbol)
-            return
-        if isinstance(node, t.InputDeclaration):
-            declared = [symbol for symbol in self.model.inputs if symbol.node is node]
-            if not declared and node.name is not None:
-                # An input further down the program is a question asked at run time.
-                declared = [Symbol(node.name.value, Kind.INPUT, node.name, node)]
-            for symbol in declared:
-                self.define(scope, symbol)
-            return
-        if isinstance(node, t.BlockDefinition):
-            self._trace.deferred.append(node)
-            return
-        if isinstance(node, t.AgentDefinition):
-            # Agent prompts are templates for the sessions that use the agent.
-            return
-        if isinstance(node, t.UseStatement | t.ImportStatement | t.UnsupportedStatement):
-            return
-        if isinstance(node, t.TryStatement):
-            self._walk(node.body_statements(), scope, False)
-            for catch in node.catch_clauses():
-                self._catch(catch, scope)
-            if node.finally_clause is not None:
-                self._walk(node.finally_clause.body_statements(), scope, False)
-            return
-        if isinstance(node, t.CatchClause):  # an orphan: still bind its body
-            self._catch(node, scope)
-            return
-        if isinstance(node, t.IfStatement):
-            self._expression(node.condition, scope)
-            self._walk(node.body_statements(), scope, False)
-            for clause in node.elif_clauses():
-                self._expression(clause.condition, scope)
-                self._walk(clause.body_statements(), scope, False)
-            if node.else_clause is not None:
-                self._walk(node.else_clause.body_statements(), scope, False)
-            return
-        if isinstance(node, t.ChoiceStatement):
-            self._expression(node.criteria, scope)
-            for option in node.options():
-                self._walk(option.body_statements(), scope, False)
-            return
-        if isinstance(node, t.ElifClause | t.ElseClause | t.OptionClause | t.FinallyClause):
-            self._walk(node.body_statements(), scope, False)
-            return
-        if isinstance(node, t.ThrowStatement):
-            return
-        self._expression(node, scope)
+        if in_parallel:
+            if _inside_block(scope):
+                exported = self.model.program_scope.symbols.get(target.value)
+                self._trace.ops.append(("peek", target.value, exported))
+                if exported is not None and exported.node is node:
+                    return  # already defined (exported) while collecting
+            self.define(scope, Symbol(target.value, Kind.BRANCH, target, node))
+        else:
+            self._reference(target.value, "assignment", target, scope)
+
+    def _output(self, node: t.OutputBinding, scope: Scope, in_parallel: bool) -> None:
+        self._expression(node.value, scope)
+        if node.name is not None and not _inside_block(scope):
+            symbol = Symbol(node.name.value, Kind.OUTPUT, node.name, node)
+            self._trace.outputs.append(symbol)
+            self.define(scope, symbol)
+
+    def _input(self, node: t.InputDeclaration, scope: Scope, in_parallel: bool) -> None:
+        declared = self._declared_inputs().get(id(node), [])
+        if not declared and node.name is not None:
+            # An input further down the program is a question asked at run time.
+            declared = [Symbol(node.name.value, Kind.INPUT, node.name, node)]
+        for symbol in declared:
+            self.define(scope, symbol)
+
+    def _declared_inputs(self) -> dict[int, list[Symbol]]:
+        """The collected inputs by their declaration's id (a search of the list per input
+        declaration was quadratic in their number)."""
+        if self._inputs_by_node is None:
+            self._inputs_by_node = {}
+            for symbol in self.model.inputs:
+                self._inputs_by_node.setdefault(id(symbol.node), []).append(symbol)
+        return self._inputs_by_node
+
+    def _defer_block(self, node: t.BlockDefinition, scope: Scope, in_parallel: bool) -> None:
+        self._trace.deferred.append(node)
+
+    def _nothing(self, node: Any, scope: Scope, in_parallel: bool) -> None:
+        # Agent prompts are templates for the sessions that use the agent; errors, imports,
+        # unsupported statements and throws bind nothing.
+        return
+
+    def _try(self, node: t.TryStatement, scope: Scope, in_parallel: bool) -> None:
+        self._walk(node.body_statements(), scope, False)
+        for catch in node.catch_clauses():
+            self._catch(catch, scope)
+        if node.finally_clause is not None:
+            self._walk(node.finally_clause.body_statements(), scope, False)
+
+    def _orphan_catch(self, node: t.CatchClause, scope: Scope, in_parallel: bool) -> None:
+        self._catch(node, scope)  # an orphan: still bind its body
+
+    def _if(self, node: t.IfStatement, scope: Scope, in_parallel: bool) -> None:
+        self._expression(node.condition, scope)
+        self._walk(node.body_statements(), scope, False)
+        for clause in node.elif_clauses():
+            self._expression(clause.condition, scope)
+            self._walk(clause.body_statements(), scope, False)
+        if node.else_clause is not None:
+            self._walk(node.else_clause.body_statements(), scope, False)
+
+    def _choice(self, node: t.ChoiceStatement, scope: Scope, in_parallel: bool) -> None:
+        self._expression(node.criteria, scope)
+        for option in node.options():
+            self._walk(option.body_statements(), scope, False)
+
+    def _orphan_clause(self, node: Any, scope: Scope, in_parallel: bool) -> None:
+        self._walk(node.body_statements(), scope, False)
 
     def _catch(self, clause: t.CatchClause, scope: Scope) -> None:
         inner = self._enter("catch", clause, scope)
@@ -798,74 +812,102 @@ class Binder:
     def _expression(self, node: Any, scope: Scope, role: str = "value") -> None:
         if node is None:
             return
-        if isinstance(node, t.Name):
-            self._reference(node.value, role, node, scope)
-        elif isinstance(node, t.String):
-            self._interpolations(node, scope)
-        elif isinstance(node, t.Session):
-            self._session_like(node, scope, node.agent)
-            if node.prompt is not None:
-                self._interpolations(node.prompt, scope)
-        elif isinstance(node, t.Resume):
-            self._session_like(node, scope, node.agent)
-        elif isinstance(node, t.DoBlock):
-            self._walk(node.body_statements(), scope, False)
-        elif isinstance(node, t.DoInvocation):
-            self._trace.block_references.append(node)
-            if node.arguments is not None:
-                for item in node.arguments.items():
-                    self._expression(item, scope)
-        elif isinstance(node, t.Parallel):
-            if node.modifiers is not None:
-                for item in node.modifiers.items():
-                    if isinstance(item, t.KeywordArgument):
-                        self._expression(item.value, scope)
-            self._walk(node.body_statements(), scope, True)
-        elif isinstance(node, t.Repeat):
-            self._expression(node.count, scope)
-            self._loop_body(node, scope, (node.index, Kind.INDEX))
-        elif isinstance(node, t.ForEach):
-            self._expression(node.collection, scope, "collection")
-            self._loop_body(node, scope, (node.item, Kind.LOOP), (node.index, Kind.INDEX))
-        elif isinstance(node, t.Loop):
-            self._expression(node.condition, scope)
-            self._loop_body(node, scope, (node.index, Kind.INDEX))
-        elif isinstance(node, t.Pipeline):
-            self._expression(node.source, scope, "collection")
-            for stage in node.stages():
-                self._stage(stage, scope)
-        elif isinstance(node, t.ArrowSequence):
-            for step in node.steps():
-                self._expression(step, scope)
-        elif isinstance(node, t.ProgramCall):
-            self._trace.program_calls.append(node)
-            if node.arguments is not None:
-                for item in node.arguments.items():
-                    value = item.value if isinstance(item, t.KeywordArgument) else item
-                    self._expression(value, scope)
-        elif isinstance(node, t.Attribute):
-            self._expression(node.base, scope, role)
-        elif isinstance(node, t.Subscript):
-            self._expression(node.children[0], scope, role)
-            for child in node.children[1:]:
-                if not isinstance(child, t.Operator):
-                    self._expression(child, scope)
-        elif isinstance(node, t.ArrayLiteral):
-            for element in node.elements():
-                self._expression(element, scope, role)
-        elif isinstance(node, t.ObjectLiteral):
-            for entry in node.entries():
-                value = entry.value if isinstance(entry, t.ObjectEntry) else entry
-                self._expression(value, scope, role)
-        elif isinstance(node, t.Comparison | t.BooleanExpression | t.BinaryExpression):
-            for child in node.children:
-                if not isinstance(child, t.Operator | t.Keyword):
-                    self._expression(child, scope)
-        elif isinstance(node, t.NotExpression):
-            for child in node.children[1:]:
+        kind = type(node)
+        handler = _EXPRESSION_HANDLERS.get(kind)
+        if handler is None:
+            handler = _EXPRESSION_HANDLERS[kind] = _expression_handler(kind)
+        handler(self, node, scope, role)
+
+    def _name(self, node: t.Name, scope: Scope, role: str) -> None:
+        self._reference(node.value, role, node, scope)
+
+    def _string(self, node: t.String, scope: Scope, role: str) -> None:
+        self._interpolations(node, scope)
+
+    def _session(self, node: t.Session, scope: Scope, role: str) -> None:
+        self._session_like(node, scope, node.agent)
+        if node.prompt is not None:
+            self._interpolations(node.prompt, scope)
+
+    def _resume(self, node: t.Resume, scope: Scope, role: str) -> None:
+        self._session_like(node, scope, node.agent)
+
+    def _do_block(self, node: t.DoBlock, scope: Scope, role: str) -> None:
+        self._walk(node.body_statements(), scope, False)
+
+    def _do_invocation(self, node: t.DoInvocation, scope: Scope, role: str) -> None:
+        self._trace.block_references.append(node)
+        if node.arguments is not None:
+            for item in node.arguments.items():
+                self._expression(item, scope)
+
+    def _parallel(self, node: t.Parallel, scope: Scope, role: str) -> None:
+        if node.modifiers is not None:
+            for item in node.modifiers.items():
+                if isinstance(item, t.KeywordArgument):
+                    self._expression(item.value, scope)
+        self._walk(node.body_statements(), scope, True)
+
+    def _repeat(self, node: t.Repeat, scope: Scope, role: str) -> None:
+        self._expression(node.count, scope)
+        self._loop_body(node, scope, (node.index, Kind.INDEX))
+
+    def _for_each(self, node: t.ForEach, scope: Scope, role: str) -> None:
+        self._expression(node.collection, scope, "collection")
+        self._loop_body(node, scope, (node.item, Kind.LOOP), (node.index, Kind.INDEX))
+
+    def _loop(self, node: t.Loop, scope: Scope, role: str) -> None:
+        self._expression(node.condition, scope)
+        self._loop_body(node, scope, (node.index, Kind.INDEX))
+
+    def _pipeline(self, node: t.Pipeline, scope: Scope, role: str) -> None:
+        self._expression(node.source, scope, "collection")
+        for stage in node.stages():
+            self._stage(stage, scope)
+
+    def _arrows(self, node: t.ArrowSequence, scope: Scope, role: str) -> None:
+        for step in node.steps():
+            self._expression(step, scope)
+
+    def _program_call(self, node: t.ProgramCall, scope: Scope, role: str) -> None:
+        self._trace.program_calls.append(node)
+        if node.arguments is not None:
+            for item in node.arguments.items():
+                value = item.value if isinstance(item, t.KeywordArgument) else item
+                self._expression(value, scope)
+
+    def _attribute(self, node: t.Attribute, scope: Scope, role: str) -> None:
+        self._expression(node.base, scope, role)
+
+    def _subscript(self, node: t.Subscript, scope: Scope, role: str) -> None:
+        self._expression(node.children[0], scope, role)
+        for child in node.children[1:]:
+            if not isinstance(child, t.Operator):
                 self._expression(child, scope)
-        elif isinstance(node, t.TryStatement):
-            self._statement(node, scope, False)
+
+    def _array(self, node: t.ArrayLiteral, scope: Scope, role: str) -> None:
+        for element in node.elements():
+            self._expression(element, scope, role)
+
+    def _object(self, node: t.ObjectLiteral, scope: Scope, role: str) -> None:
+        for entry in node.entries():
+            value = entry.value if isinstance(entry, t.ObjectEntry) else entry
+            self._expression(value, scope, role)
+
+    def _operands(self, node: Any, scope: Scope, role: str) -> None:
+        for child in node.children:
+            if not isinstance(child, t.Operator | t.Keyword):
+                self._expression(child, scope)
+
+    def _not(self, node: t.NotExpression, scope: Scope, role: str) -> None:
+        for child in node.children[1:]:
+            self._expression(child, scope)
+
+    def _try_expression(self, node: t.TryStatement, scope: Scope, role: str) -> None:
+        self._statement(node, scope, False)
+
+    def _no_expression(self, node: Any, scope: Scope, role: str) -> None:
+        return
 
     def _session_like(self, node: Any, scope: Scope, agent: Any) -> None:
         if agent is not None:
@@ -940,6 +982,74 @@ class Binder:
         reference = Reference(name, role, leaf, symbol, scope, start, end)
         reference.hidden = hidden
         self._trace.references.append(reference)
+
+
+_Handler = Callable[[Binder, Any, Scope, Any], None]
+
+# The cases of a statement and of an expression, in the order they are tried: a class takes
+# the first it is a subclass of (ConstBinding is a LetBinding; ErrorStatement an ErrorNode).
+_STATEMENT_CASES: tuple[tuple[type | tuple[type, ...], _Handler], ...] = (
+    (t.ErrorNode, Binder._nothing),
+    (t.LetBinding, Binder._let),
+    (t.Assignment, Binder._assignment),
+    (t.OutputBinding, Binder._output),
+    (t.InputDeclaration, Binder._input),
+    (t.BlockDefinition, Binder._defer_block),
+    (t.AgentDefinition, Binder._nothing),
+    ((t.UseStatement, t.ImportStatement, t.UnsupportedStatement), Binder._nothing),
+    (t.TryStatement, Binder._try),
+    (t.CatchClause, Binder._orphan_catch),
+    (t.IfStatement, Binder._if),
+    (t.ChoiceStatement, Binder._choice),
+    ((t.ElifClause, t.ElseClause, t.OptionClause, t.FinallyClause), Binder._orphan_clause),
+    (t.ThrowStatement, Binder._nothing),
+)
+
+_EXPRESSION_CASES: tuple[tuple[type | tuple[type, ...], _Handler], ...] = (
+    (t.Name, Binder._name),
+    (t.String, Binder._string),
+    (t.Session, Binder._session),
+    (t.Resume, Binder._resume),
+    (t.DoBlock, Binder._do_block),
+    (t.DoInvocation, Binder._do_invocation),
+    (t.Parallel, Binder._parallel),
+    (t.Repeat, Binder._repeat),
+    (t.ForEach, Binder._for_each),
+    (t.Loop, Binder._loop),
+    (t.Pipeline, Binder._pipeline),
+    (t.ArrowSequence, Binder._arrows),
+    (t.ProgramCall, Binder._program_call),
+    (t.Attribute, Binder._attribute),
+    (t.Subscript, Binder._subscript),
+    (t.ArrayLiteral, Binder._array),
+    (t.ObjectLiteral, Binder._object),
+    ((t.Comparison, t.BooleanExpression, t.BinaryExpression), Binder._operands),
+    (t.NotExpression, Binder._not),
+    (t.TryStatement, Binder._try_expression),
+)
+
+_STATEMENT_HANDLERS: dict[type, _Handler] = {}
+_EXPRESSION_HANDLERS: dict[type, _Handler] = {}
+
+
+def _expression_handler(kind: type) -> _Handler:
+    for case, handler in _EXPRESSION_CASES:
+        if issubclass(kind, case):
+            return handler
+    return Binder._no_expression
+
+
+def _statement_handler(kind: type) -> _Handler:
+    for case, handler in _STATEMENT_CASES:
+        if issubclass(kind, case):
+            return handler
+    expression = _expression_handler(kind)
+
+    # Any other statement is an expression (a session, a loop...), in the role of a value.
+    def as_expression(binder: Binder, node: Any, scope: Scope, in_parallel: bool) -> None:
+        expression(binder, node, scope, "value")
+
+    return as_expression
 
 
 def record_names(record: StatementBinding) -> set[str]:
