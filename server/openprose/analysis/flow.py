@@ -174,21 +174,48 @@ def _events(root: Any, kinds: tuple[type, ...]) -> list[tuple[bool, Any]]:
     (False, invocation) a ``do`` whose block runs there (after its arguments).  Nothing
     inside an error or a block definition runs where it is written."""
     events: list[tuple[bool, Any]] = []
-    # (False, node) to visit, (True, invocation) to inline.
-    stack: list[tuple[bool, Any]] = [(False, root)]
+    # What each class of node is, told once per class (the walk meets every node).
+    flags = _FLAGS.get(kinds)
+    if flags is None:
+        flags = _FLAGS[kinds] = {}
+    # Nodes to visit; a 1-tuple holds an invocation to inline.
+    stack: list[Any] = [root]
+    pop = stack.pop
+    push = stack.append
     while stack:
-        inline, node = stack.pop()
-        if inline:
-            events.append((False, node))
+        node = pop()
+        cls = type(node)
+        if cls is tuple:
+            events.append((False, node[0]))
             continue
-        if isinstance(node, t.ErrorNode | t.BlockDefinition):
+        flag = flags.get(cls)
+        if flag is None:
+            flag = flags[cls] = _flag(cls, kinds)
+        if flag & _SKIP:
             continue
-        if isinstance(node, kinds):
+        if flag & _RUNS:
             events.append((True, node))
-        if isinstance(node, t.DoInvocation) and node.name is not None:
-            stack.append((True, node))
-        stack.extend((False, c) for c in reversed(node.children) if hasattr(c, "children"))
+        if flag & _INVOCATION and node.name is not None:
+            push((node,))
+        children = node.children
+        for i in range(len(children) - 1, -1, -1):
+            child = children[i]
+            if hasattr(child, "children"):
+                push(child)
     return events
+
+
+_SKIP, _RUNS, _INVOCATION = 1, 2, 4
+_FLAGS: dict[tuple[type, ...], dict[type, int]] = {}
+
+
+def _flag(cls: type, kinds: tuple[type, ...]) -> int:
+    if issubclass(cls, t.ErrorNode | t.BlockDefinition):
+        return _SKIP
+    flag = _RUNS if issubclass(cls, kinds) else 0
+    if issubclass(cls, t.DoInvocation):
+        flag |= _INVOCATION
+    return flag
 
 
 def possibly_before(a: Run, b: Run) -> bool:
