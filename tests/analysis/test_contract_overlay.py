@@ -3,18 +3,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from openprose.analysis import check
 from openprose.analysis.contracts import (
+    ContractCache,
     ContractLoader,
     Status,
     Unsaved,
     absolute,
-    set_overlay,
 )
 from openprose.syntax import parse
 
@@ -69,20 +68,18 @@ def test_the_consulted_files_include_those_an_import_cycle_goes_through(folder: 
     assert absolute(folder / "c.prose") in loader.consulted
 
 
-@pytest.fixture
-def installed(folder: Path) -> Iterator[dict[Path, Unsaved]]:
+def test_the_overlay_of_a_cache_reaches_the_checker_through_its_loaders(folder: Path) -> None:
     unsaved: dict[Path, Unsaved] = {}
-    set_overlay(unsaved.get)
-    yield unsaved
-    set_overlay(None)
-
-
-def test_the_installed_overlay_reaches_the_checker(
-    folder: Path, installed: dict[Path, Unsaved]
-) -> None:
+    cache = ContractCache(overlay=unsaved.get)
     parent = folder / "parent.prose"
+
+    def codes() -> list[str]:
+        return [d.code for d in check(parse(PARENT), parent, contracts=ContractLoader(cache=cache))]
+
+    assert codes() == ["E027"]
+    unsaved[absolute(folder / "child.prose")] = Unsaved(CHILD + 'input depth: "How deep"\n')
+    assert codes() == []
+    # A loader without that cache reads the file on disk.
     assert [d.code for d in check(parse(PARENT), parent)] == ["E027"]
-    installed[absolute(folder / "child.prose")] = Unsaved(CHILD + 'input depth: "How deep"\n')
-    assert [d.code for d in check(parse(PARENT), parent)] == []
-    del installed[absolute(folder / "child.prose")]
-    assert [d.code for d in check(parse(PARENT), parent)] == ["E027"]
+    del unsaved[absolute(folder / "child.prose")]
+    assert codes() == ["E027"]

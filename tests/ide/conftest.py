@@ -6,14 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from openprose.analysis.contracts import clear_cache
+from openprose.ide.caches import default_caches
 from tests.ide.names_support import LIBRARY, write
 
 
 @pytest.fixture(autouse=True)
 def fresh_contracts() -> None:
-    """Imported programs' contracts are cached by path: each test starts without them."""
-    clear_cache()
+    """Imported programs' contracts (and what else the default caches keep) are cached by
+    path: each test starts without them."""
+    default_caches().clear()
 
 
 @pytest.fixture

@@ -29,13 +29,15 @@ project root is the nearest ancestor directory of the importing file holding a `
 directory, else the file's own directory.
 
 Parsed contracts are cached per absolute path and revalidated by modification time and
-size, so checking a directory parses each imported file once.
+size, so checking a directory parses each imported file once.  The cache is an object
+(``ContractCache``): an editor's analysis host owns one, a command line run shares the default.
 
 An editor's unsaved text wins over the file on disk (what rust-analyzer calls the overlay):
-the language server installs an ``Overlay`` with ``set_overlay``, and every loader reads a
-program open in the editor from it, so an importer is checked against the inputs the imported
-program has in its editor now.  A loader records the files it consulted (found or looked for
-in vain), so the server knows which documents to check again when one of them changes.
+the analysis host gives its ``ContractCache`` an ``Overlay``, and every loader using that
+cache reads a program open in the editor from it, so an importer is checked against the
+inputs the imported program has in its editor now.  A loader records the files it consulted
+(found or looked for in vain), so the server knows which documents to check again when one
+of them changes.
 """
 
 from __future__ import annotations
@@ -257,68 +259,94 @@ class Unsaved:
 # The unsaved program at an absolute (resolved) path, or None to read the file.
 Overlay = Callable[[Path], Unsaved | None]
 
-_overlay: Overlay | None = None
+
+class ContractCache:
+    """The parsed contracts a front end keeps: of files by path (revalidated by modification
+    time and size) and of its unsaved programs by text, and the ``overlay`` giving those
+    unsaved programs.  The loaders sharing one read each file once; an editor's host owns
+    its own (``file_changed`` drops a file's), a command line run shares the default one
+    (``shared_cache``).  Thread safe: formatting and checks may run off the event loop."""
+
+    def __init__(self, overlay: Overlay | None = None) -> None:
+        self.overlay = overlay
+        self._lock = threading.Lock()
+        # Absolute path -> (modification time, size, contract).
+        self._files: dict[Path, tuple[int, int, Contract]] = {}
+        # Absolute path -> (unsaved text, contract): the last unsaved version of a program.
+        self._unsaved: dict[Path, tuple[str, Contract]] = {}
+
+    def read(self, file: Path, max_size: int = DEFAULT_MAX_FILE_SIZE) -> Contract:
+        """The contract of the program in ``file``, parsed once per version of the file.
+
+        Raises ``OSError`` (or ``UnicodeDecodeError``) when the file cannot be read, and
+        ``openprose.files.NotRegularFile`` or ``FileTooLarge`` (both ``OSError``) when it is
+        not a regular file or is larger than ``max_size`` bytes.
+        """
+        from openprose.syntax import parse
+
+        stat = file.stat()
+        if stat.st_size > max_size:  # a loader with a smaller limit than the one that cached it
+            raise FileTooLarge(str(file), max_size, stat.st_size)
+        with self._lock:
+            cached = self._files.get(file)
+        if cached is not None and cached[0] == stat.st_mtime_ns and cached[1] == stat.st_size:
+            return cached[2]
+        text = read_text(file, max_size)
+        contract = contract_of(parse(text), file)
+        with self._lock:
+            self._files[file] = (stat.st_mtime_ns, stat.st_size, contract)
+        return contract
+
+    def unsaved(self, file: Path, unsaved: Unsaved) -> Contract:
+        """The contract of an open program's unsaved text, parsed once per text."""
+        with self._lock:
+            cached = self._unsaved.get(file)
+        if cached is not None and (cached[0] is unsaved.text or cached[0] == unsaved.text):
+            return cached[1]
+        if unsaved.module is not None:
+            module = unsaved.module
+        else:
+            from openprose.syntax import parse
+
+            module = parse(unsaved.text)
+        contract = contract_of(module, file)
+        with self._lock:
+            self._unsaved[file] = (unsaved.text, contract)
+        return contract
+
+    def drop(self, file: Path) -> None:
+        """Forget the contracts of ``file`` (an absolute path), on disk and unsaved."""
+        with self._lock:
+            self._files.pop(file, None)
+            self._unsaved.pop(file, None)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._files.clear()
+            self._unsaved.clear()
+
+    def holds(self, file: Path) -> bool:
+        """Whether a contract of ``file`` is kept (for tests and statistics)."""
+        with self._lock:
+            return file in self._files or file in self._unsaved
 
 
-def set_overlay(overlay: Overlay | None) -> None:
-    """Make every loader created afterwards (and without one of its own) read the programs
-    ``overlay`` knows from it instead of from disk; None: disk only again."""
-    global _overlay
-    _overlay = overlay
+# The cache of loaders made without one: a command line run's, and tests'.
+_shared = ContractCache()
 
 
-_cache_lock = threading.Lock()
-# Absolute path -> (modification time, size, contract): shared by every loader.
-_cache: dict[Path, tuple[int, int, Contract]] = {}
-# Absolute path -> (unsaved text, contract): the last unsaved version of each open program.
-_unsaved_cache: dict[Path, tuple[str, Contract]] = {}
+def shared_cache() -> ContractCache:
+    return _shared
 
 
 def clear_cache() -> None:
-    with _cache_lock:
-        _cache.clear()
-        _unsaved_cache.clear()
+    """Forget the contracts the shared cache holds."""
+    _shared.clear()
 
 
 def read_contract(file: Path, max_size: int = DEFAULT_MAX_FILE_SIZE) -> Contract:
-    """The contract of the program in ``file``, parsed once per version of the file.
-
-    Raises ``OSError`` (or ``UnicodeDecodeError``) when the file cannot be read, and
-    ``openprose.files.NotRegularFile`` or ``FileTooLarge`` (both ``OSError``) when it is
-    not a regular file or is larger than ``max_size`` bytes.
-    """
-    from openprose.syntax import parse
-
-    stat = file.stat()
-    if stat.st_size > max_size:  # a loader with a smaller limit than the one that cached it
-        raise FileTooLarge(str(file), max_size, stat.st_size)
-    with _cache_lock:
-        cached = _cache.get(file)
-    if cached is not None and cached[0] == stat.st_mtime_ns and cached[1] == stat.st_size:
-        return cached[2]
-    text = read_text(file, max_size)
-    contract = contract_of(parse(text), file)
-    with _cache_lock:
-        _cache[file] = (stat.st_mtime_ns, stat.st_size, contract)
-    return contract
-
-
-def unsaved_contract(file: Path, unsaved: Unsaved) -> Contract:
-    """The contract of an open program's unsaved text, parsed once per text."""
-    with _cache_lock:
-        cached = _unsaved_cache.get(file)
-    if cached is not None and (cached[0] is unsaved.text or cached[0] == unsaved.text):
-        return cached[1]
-    if unsaved.module is not None:
-        module = unsaved.module
-    else:
-        from openprose.syntax import parse
-
-        module = parse(unsaved.text)
-    contract = contract_of(module, file)
-    with _cache_lock:
-        _unsaved_cache[file] = (unsaved.text, contract)
-    return contract
+    """The contract of the program in ``file``, through the shared cache."""
+    return _shared.read(file, max_size)
 
 
 def project_root_of(file: Path) -> Path:
@@ -334,8 +362,9 @@ class ContractLoader:
     """Resolves use paths to contracts, from the importing file's point of view.
 
     ``project_root`` fixes the directory whose ``.prose/`` holds the import cache; by default
-    it is found from each importing file (``project_root_of``).  ``overlay`` gives the
-    unsaved programs (by default the one ``set_overlay`` installed).  ``consulted`` collects
+    it is found from each importing file (``project_root_of``).  ``cache`` keeps the parsed
+    contracts (by default the shared one) and gives the unsaved programs (its ``overlay``,
+    unless ``overlay`` is given).  ``consulted`` collects
     the absolute paths of the program files every resolution so far depended on: those it
     read, and those it looked for and did not find.
     """
@@ -345,9 +374,11 @@ class ContractLoader:
         project_root: Path | None = None,
         overlay: Overlay | None = None,
         max_size: int = DEFAULT_MAX_FILE_SIZE,
+        cache: ContractCache | None = None,
     ) -> None:
         self.project_root = project_root
-        self.overlay = overlay if overlay is not None else _overlay
+        self.cache = cache if cache is not None else _shared
+        self.overlay = overlay if overlay is not None else self.cache.overlay
         self.max_size = max_size  # larger program files are not read (E072)
         self.consulted: set[Path] = set()
         self._roots: dict[Path, Path] = {}
@@ -407,9 +438,9 @@ class ContractLoader:
         self.consulted.add(file)
         unsaved = self._unsaved(file)
         if unsaved is not None:
-            return Resolution(path, Status.FOUND, unsaved_contract(file, unsaved), file)
+            return Resolution(path, Status.FOUND, self.cache.unsaved(file, unsaved), file)
         try:
-            contract = read_contract(file, self.max_size)
+            contract = self.cache.read(file, self.max_size)
         except (OSError, UnicodeDecodeError) as error:
             reason = getattr(error, "strerror", None) or str(error)
             return Resolution(path, Status.MISSING, file=file, reason=f"cannot be read: {reason}")

@@ -11,6 +11,7 @@ from typing import Any
 from openprose.analysis import Context, Model, prepare
 from openprose.analysis.incremental import IncrementalAnalysis
 from openprose.diagnostics import Diagnostic
+from openprose.ide.caches import Caches, default_caches
 from openprose.ide.types import Pos, Range
 from openprose.syntax import parse
 from openprose.syntax import tree as t
@@ -28,6 +29,8 @@ class Analysis:
     # Filled on demand (a completion request does not need the rules to run).
     _diagnostics: list[Diagnostic] | None = field(default=None, repr=False)
     _found: list[Diagnostic] | None = field(default=None, repr=False)
+    # What the features keep between requests: the host's, else the default ones.
+    caches: Caches = field(default_factory=default_caches, repr=False)
 
     @cached_property
     def context(self) -> Context:
@@ -35,7 +38,15 @@ class Analysis:
         run on the same context when diagnostics are asked for)."""
         if self.incremental is not None:
             return self.incremental.prepare(self.module)
-        return prepare(self.module, self.path)
+        return self._prepare()
+
+    def _prepare(self) -> Context:
+        if self.path is None:
+            return prepare(self.module, None)
+        from openprose.analysis.contracts import project_root_of
+
+        loader = self.caches.loader(project_root_of(self.path))
+        return prepare(self.module, self.path, contracts=loader)
 
     @property
     def model(self) -> Model:
@@ -65,7 +76,7 @@ class Analysis:
             if self.incremental is not None:
                 context = yield from self.incremental.prepare_steps(self.module)
             else:
-                context = prepare(self.module, self.path)
+                context = self._prepare()
             self.__dict__["context"] = context  # what the cached property would hold
         if self._found is None:
             if self.incremental is not None:
@@ -117,13 +128,16 @@ def analyze_document(
     path: str | Path | None = None,
     version: int | None = None,
     incremental: IncrementalAnalysis | None = None,
+    caches: Caches | None = None,
 ) -> Analysis:
-    """A snapshot of ``text`` (pass the already parsed ``module`` when there is one, and
-    the document's ``incremental`` analysis when it is kept across edits)."""
+    """A snapshot of ``text`` (pass the already parsed ``module`` when there is one, the
+    document's ``incremental`` analysis when it is kept across edits, and the ``caches`` of
+    the host serving it: by default, the default ones)."""
     return Analysis(
         text,
         module if module is not None else parse(text),
         Path(path) if path is not None else None,
         version,
         incremental,
+        caches=caches if caches is not None else default_caches(),
     )

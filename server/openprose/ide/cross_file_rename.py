@@ -38,7 +38,7 @@ def rename_port(
         return RenameError(f"the program `{port.program}` cannot be read")
     if analysis.path is not None and _same_file(program.file, analysis.path):
         return RenameError(f"`{port.program}` is this program itself")
-    other = analysis_of_file(program.file)
+    other = analysis_of_file(program.file, analysis.caches)
     if other is None:
         return RenameError(f"`{program.file}` cannot be read")
     declared = other.model.inputs if port.kind == "input" else other.model.outputs
@@ -97,7 +97,7 @@ def importer_edits(
         file = Path(candidate)
         if _same_file(file, analysis.path):
             continue
-        caller = analysis_of_file(file)
+        caller = analysis_of_file(file, analysis.caches)
         if caller is None:
             continue
         for alias in caller.model.programs:

@@ -4,7 +4,12 @@ incremental analysis kept across its edits, and the analyses served per version.
 The language server only adapts it (positions, protocol types, scheduling); another front
 end (a REPL, the VM) can use it as it is.  An analysis is valid until the next edit of its
 document: edits change the tree in place, and the next analysis reuses what the edit left
-unchanged (``analysis.incremental``)."""
+unchanged (``analysis.incremental``).
+
+The host owns every cache the features keep (``caches``: imported programs' contracts read
+through its overlay, completion data, input descriptions, imported files' analyses, fix-all
+answers); a second host shares none of them.  The front end says what changed:
+``file_changed``, ``configuration_changed``, ``clear``."""
 
 from __future__ import annotations
 
@@ -13,10 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from openprose.analysis.contracts import Unsaved, absolute
+from openprose.analysis.contracts import Unsaved, absolute, project_root_of
 from openprose.analysis.incremental import IncrementalAnalysis
 from openprose.diagnostics import Diagnostic
 from openprose.ide.analysis import Analysis, analyze_document
+from openprose.ide.caches import Caches, default_caches
 from openprose.syntax import Document
 
 
@@ -33,6 +39,8 @@ class OpenDocument:
     # The diagnostics last published (or returned to a pull) and their version.
     published: tuple[int | None, list[Diagnostic]] | None = None
     pending: Any = None  # the debounce task, if one is waiting
+    # Its host's caches (the default ones for a document made without a host).
+    caches: Caches = field(default_factory=default_caches, repr=False)
 
     @property
     def text(self) -> str:
@@ -83,12 +91,17 @@ class OpenDocument:
     def _current_analysis(self) -> Analysis:
         current = self._analysis
         if current is None or current.version != self.version or current.text is not self.text:
+            incremental = self._incremental_analysis()
+            if self.path is not None:
+                # A loader per version: it records the files this version consulted.
+                incremental.contracts = self.caches.loader(project_root_of(self.path))
             current = analyze_document(
                 self.text,
                 self.document.module,
                 self.path,
                 self.version,
-                self._incremental_analysis(),
+                incremental,
+                self.caches,
             )
             self._analysis = current
         return current
@@ -121,6 +134,8 @@ class OpenDocument:
 
 class AnalysisHost:
     def __init__(self) -> None:
+        # Its contract loaders read the programs open here as they are here (unsaved).
+        self.caches = Caches.with_overlay(self.unsaved)
         self._open: dict[str, OpenDocument] = {}
         # Absolute path (as contract loaders name files) -> URI, for the overlay.
         self._by_path: dict[Path, str] = {}
@@ -129,7 +144,7 @@ class AnalysisHost:
         self._lost: set[str] = set()
 
     def open(self, uri: str, text: str, version: int | None, path: Path | None) -> OpenDocument:
-        doc = OpenDocument(uri, path, Document(text), version)
+        doc = OpenDocument(uri, path, Document(text), version, caches=self.caches)
         self._open[uri] = doc
         self._lost.discard(uri)
         if path is not None:
@@ -145,7 +160,7 @@ class AnalysisHost:
         return self._open.get(uri) if uri is not None else None
 
     def unsaved(self, file: Path) -> Unsaved | None:
-        """The overlay contract loaders read open programs from (``set_overlay``)."""
+        """The overlay this host's contract loaders read open programs from."""
         doc = self.at_path(file)
         return Unsaved(doc.text, doc.document.module) if doc is not None else None
 
@@ -174,3 +189,25 @@ class AnalysisHost:
 
     def all(self) -> list[OpenDocument]:
         return list(self._open.values())
+
+    # Invalidation ---------------------------------------------------------------
+
+    def file_changed(self, path: Path) -> list[OpenDocument]:
+        """The program at ``path`` changed (in the editor, on disk, or its unsaved text was
+        dropped): its contracts, input descriptions and file analysis are dropped, and the
+        open documents (other than its own) whose analyses depended on it forget them.
+        Those documents, whose diagnostics are to be made again."""
+        file = absolute(path)
+        self.caches.file_changed(file)
+        importers = [d for d in self._open.values() if d.path != path and d.depends_on(file)]
+        for doc in importers:
+            doc.forget_analysis()
+        return importers
+
+    def configuration_changed(self) -> None:
+        """The settings choosing the rules changed: the fix-all answers are found again."""
+        self.caches.configuration_changed()
+
+    def clear(self) -> None:
+        """Drop every cache (the open documents and their analyses stay)."""
+        self.caches.clear()

@@ -229,7 +229,7 @@ def _program(analysis: Analysis, alias: str) -> str:
     if contract is None:
         lines.append(f"*contract not loaded*: {program.reason}.")
         return "\n".join(lines)
-    descriptions = _input_descriptions(program.file)
+    descriptions = _input_descriptions(analysis, program.file)
     if contract.inputs:
         lines.append("Inputs:")
         for port in contract.inputs:
@@ -252,8 +252,8 @@ def _program(analysis: Analysis, alias: str) -> str:
     return "\n".join(lines)
 
 
-def _input_descriptions(file: Any) -> dict[str, str]:
-    other = analysis_of_file(file) if file is not None else None
+def _input_descriptions(analysis: Analysis, file: Any) -> dict[str, str]:
+    other = analysis_of_file(file, analysis.caches) if file is not None else None
     if other is None:
         return {}
     found: dict[str, str] = {}
@@ -279,21 +279,21 @@ def _port(analysis: Analysis, port: Port) -> str:
         return f"{title}\n\nNot declared by `{port.program}` (its {port.kind}s: {listed})."
     lines = [title, ""]
     if port.kind == "input":
-        description = _input_descriptions(program.file).get(port.name)
+        description = _input_descriptions(analysis, program.file).get(port.name)
         if description:
             lines.extend([description, ""])
         if not declared.required:
             lines.extend(["Optional: the program asks for it at run time if not given.", ""])
     else:
-        value = _output_value(program.file, port.name)
+        value = _output_value(analysis, program.file, port.name)
         if value:
             lines.extend([f"Value: {value}", ""])
     lines.append(f"Declared on line {declared.start[0]} of `{program.file}`.")
     return "\n".join(lines)
 
 
-def _output_value(file: Any, name: str) -> str | None:
-    other = analysis_of_file(file) if file is not None else None
+def _output_value(analysis: Analysis, file: Any, name: str) -> str | None:
+    other = analysis_of_file(file, analysis.caches) if file is not None else None
     if other is None:
         return None
     for symbol in other.model.outputs:

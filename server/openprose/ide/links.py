@@ -26,7 +26,7 @@ def loader_of(analysis: Analysis) -> ContractLoader:
     """One contract loader per analysis (it remembers project roots per directory)."""
     loader = analysis.__dict__.get(_LOADER)
     if loader is None:
-        loader = analysis.__dict__[_LOADER] = ContractLoader()
+        loader = analysis.__dict__[_LOADER] = analysis.caches.loader()
     return loader
 
 

@@ -9,7 +9,6 @@ imported file, which is read (and its analysis kept while it is unchanged) from 
 from __future__ import annotations
 
 import logging
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from openprose.analysis.contracts import Kind as PathKind
 from openprose.analysis.contracts import Status
 from openprose.files import read_text
 from openprose.ide.analysis import Analysis, analyze_document, node_range, to_pos
+from openprose.ide.caches import Caches, stamp_of
 from openprose.ide.links import resolve_use
 from openprose.ide.names import Port, index_of, interpolation_segment, program_of
 from openprose.ide.types import Location, Range
@@ -128,34 +128,21 @@ def port_occurrences(analysis: Analysis, port: Port) -> list[tuple[Range, Any]]:
     return found
 
 
-_files_lock = threading.Lock()
-
-
-# Absolute path -> (modification time, size, analysis) of imported files read from disk.
-_files: dict[Path, tuple[int, int, Analysis]] = {}
-
-
-_FILES_KEPT = 32
-
-
-def analysis_of_file(file: Path) -> Analysis | None:
-    """An analysis of a program file on disk, reused while the file is unchanged."""
+def analysis_of_file(file: Path, caches: Caches) -> Analysis | None:
+    """An analysis of a program file on disk, kept in ``caches`` while the file is unchanged
+    (it shares them: its imports are read as the front end has them)."""
     try:
-        stat = file.stat()
+        stamp = stamp_of(file)
     except OSError:
         return None
-    with _files_lock:
-        cached = _files.get(file)
-    if cached is not None and cached[0] == stat.st_mtime_ns and cached[1] == stat.st_size:
-        return cached[2]
+    cached: Analysis | None = caches.files.get(file, stamp)
+    if cached is not None:
+        return cached
     try:
         text = read_text(file)  # not a FIFO's (it would block) nor a device's
     except (OSError, UnicodeDecodeError) as error:
         log.debug("skipped %s: %s", file, getattr(error, "strerror", None) or error)
         return None
-    analysis = analyze_document(text, path=file)
-    with _files_lock:
-        if len(_files) >= _FILES_KEPT:
-            _files.pop(next(iter(_files)))
-        _files[file] = (stat.st_mtime_ns, stat.st_size, analysis)
+    analysis = analyze_document(text, path=file, caches=caches)
+    caches.files.put(file, stamp, analysis)
     return analysis

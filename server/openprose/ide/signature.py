@@ -83,7 +83,7 @@ def _program(analysis: Analysis, alias: str, parts: list[list[Any]]) -> Signatur
         # The next input to give: the first one not given yet.
         missing = [i for i, name in enumerate(names) if name not in given]
         active = missing[0] if missing else len(parts) - 1
-    descriptions = input_descriptions(contract)
+    descriptions = input_descriptions(analysis, contract)
     lines = []
     for port in contract.inputs:
         line = f"- `{port.name}`"

@@ -65,14 +65,12 @@ class ProseLanguageServer(LanguageServer):
 
     @functools.cached_property
     def documents(self) -> AnalysisHost:
-        """The open documents, made on first use (at the latest on `initialized`)."""
-        from openprose.analysis.contracts import set_overlay
+        """The open documents and the caches, made on first use (at the latest on
+        `initialized`).  Imported programs open in the editor are read as the editor has
+        them, unsaved (the host's overlay)."""
         from openprose.ide.host import AnalysisHost
 
-        documents = AnalysisHost()
-        # Imported programs open in the editor are read as the editor has them, unsaved.
-        set_overlay(documents.unsaved)
-        return documents
+        return AnalysisHost()
 
     @property
     def encoding(self) -> str:
@@ -201,6 +199,7 @@ class ProseLanguageServer(LanguageServer):
     def rules_changed(self) -> None:
         """The settings that choose the rules changed: every open document's diagnostics may
         have."""
+        self.documents.configuration_changed()
         self.diagnostics_changed(self.documents.all())
 
     def importers_changed(self, path: Path | None) -> None:
@@ -209,14 +208,7 @@ class ProseLanguageServer(LanguageServer):
         analysed again and their diagnostics published or refreshed."""
         if path is None:
             return
-        from openprose.analysis.contracts import absolute
-
-        file = absolute(path)
-        importers = [
-            doc for doc in self.documents.all() if doc.path != path and doc.depends_on(file)
-        ]
-        for doc in importers:
-            doc.forget_analysis()
+        importers = self.documents.file_changed(path)
         if importers:
             self.diagnostics_changed(importers)
 

@@ -408,7 +408,7 @@ def _program_arguments(
         for i, tok in enumerate(inner[:-1])
         if isinstance(tok, t.Name) and inner[i + 1].value == ":"
     }
-    descriptions = input_descriptions(contract)
+    descriptions = input_descriptions(cursor.analysis, contract)
     for port in contract.inputs:
         if port.name in given:
             continue

@@ -3,12 +3,10 @@ inputs, for completion inside a call and for signature help."""
 
 from __future__ import annotations
 
-import threading
-from pathlib import Path
-
-from openprose.analysis.contracts import Contract, ContractLoader, Status
+from openprose.analysis.contracts import Contract, Status
 from openprose.files import read_text
 from openprose.ide.analysis import Analysis
+from openprose.ide.caches import stamp_of
 from openprose.syntax import tree as t
 
 
@@ -19,30 +17,25 @@ def program_contract(analysis: Analysis, alias: str) -> Contract | None:
     uses = analysis.model.programs.get(alias)
     if not uses or uses[0].path is None:
         return None
-    resolution = ContractLoader().resolve(analysis.path, uses[0].path.text)
+    resolution = analysis.caches.loader().resolve(analysis.path, uses[0].path.text)
     if resolution.status is not Status.FOUND:
         return None
     contract: Contract | None = resolution.contract
     return contract
 
 
-_descriptions_lock = threading.Lock()
-
-
-_descriptions: dict[Path, tuple[int, int, dict[str, str]]] = {}
-
-
-def input_descriptions(contract: Contract) -> dict[str, str]:
-    """The descriptions of a contract's inputs, read from its file (cached by version)."""
+def input_descriptions(analysis: Analysis, contract: Contract) -> dict[str, str]:
+    """The descriptions of a contract's inputs, read from its file (kept per version of the
+    file in ``analysis.caches``)."""
     from openprose.syntax import parse
 
     file = contract.path
+    cache = analysis.caches.descriptions
     try:
-        stat = file.stat()
-        with _descriptions_lock:
-            cached = _descriptions.get(file)
-        if cached is not None and cached[:2] == (stat.st_mtime_ns, stat.st_size):
-            return cached[2]
+        stamp = stamp_of(file)
+        cached = cache.get(file, stamp)
+        if cached is not None:
+            return cached
         module = parse(read_text(file))
     except (OSError, UnicodeDecodeError):
         return {}
@@ -52,6 +45,5 @@ def input_descriptions(contract: Contract) -> dict[str, str]:
             description = node.description
             if isinstance(description, t.String):
                 found.setdefault(node.name.value, description.text)
-    with _descriptions_lock:
-        _descriptions[file] = (stat.st_mtime_ns, stat.st_size, found)
+    cache.put(file, stamp, found)
     return found

@@ -9,7 +9,7 @@ from typing import Any
 from openprose.analysis.model import Kind, Symbol
 from openprose.ide.analysis import Analysis
 from openprose.ide.completion.cursor import Cursor
-from openprose.ide.completion.scopes import _cache, matches, visible_symbols
+from openprose.ide.completion.scopes import matches, model_data, visible_symbols
 from openprose.ide.types import CompletionItem, CompletionKind, Range
 from openprose.syntax import tree as t
 from openprose.syntax.vocabulary import (
@@ -294,7 +294,7 @@ def _variable_item(
 
 def _symbol_info(analysis: Analysis, symbol: Symbol) -> tuple[CompletionKind, str, str]:
     """The kind, detail and documentation of a variable's items (cached per model)."""
-    cache = _cache(analysis.model).symbols
+    cache = model_data(analysis).symbols
     info = cache.get(id(symbol))
     if info is not None:
         return info

@@ -4,8 +4,6 @@ partial word against a label."""
 
 from __future__ import annotations
 
-import threading
-import weakref
 from typing import Any
 
 from openprose.analysis.model import Kind, Scope, Symbol
@@ -19,9 +17,9 @@ _BINDING_KINDS = frozenset((Kind.LET, Kind.CONST, Kind.OUTPUT, Kind.BRANCH))
 _Entry = tuple[tuple[int, int], str, Symbol, bool]
 
 
-class _ModelCache:
+class ModelData:
     """What requests on one model share: scopes by construct, each scope's variables in
-    program order, and the variables' descriptions."""
+    program order, and the variables' descriptions (kept in ``caches.completion``)."""
 
     def __init__(self, model: Any) -> None:
         self.scopes: dict[int, Scope] = {id(scope.node): scope for scope in model.scopes}
@@ -44,24 +42,16 @@ class _ModelCache:
         return found
 
 
-_caches_lock = threading.Lock()
-
-
-_caches: weakref.WeakKeyDictionary[Any, _ModelCache] = weakref.WeakKeyDictionary()
-
-
-def _cache(model: Any) -> _ModelCache:
-    with _caches_lock:
-        cache = _caches.get(model)
-        if cache is None:
-            cache = _caches[model] = _ModelCache(model)
-        return cache
+def model_data(analysis: Any) -> ModelData:
+    """What the requests on ``analysis``'s model share (kept in its caches)."""
+    data: ModelData = analysis.caches.completion.get(analysis.model)
+    return data
 
 
 def enclosing_scope(cursor: Cursor) -> Scope:
     """The innermost scope whose construct encloses the cursor's line (by indentation)."""
     model = cursor.analysis.model
-    index = _cache(model).scopes
+    index = model_data(cursor.analysis).scopes
     indent = cursor.indent
     anchor = cursor.anchor
     node = anchor.parent if anchor is not None else None
@@ -82,7 +72,7 @@ def visible_symbols(cursor: Cursor, word: str = "") -> list[Symbol]:
     """The variables in scope at the cursor, defined before it (or exported by a block);
     with ``word``, only those whose name holds its letters in order."""
     target = cursor.target
-    cache = _cache(cursor.analysis.model)
+    cache = model_data(cursor.analysis)
     # The statements holding the cursor: `let x = <here>` does not see `x` yet.
     enclosing: set[int] = set()
     node = cursor.anchor

@@ -6,7 +6,7 @@ no comment lost.
 
 from __future__ import annotations
 
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Iterable
 from typing import Final
 
@@ -34,25 +34,18 @@ def fix_all(
     left out.  ``unsafe`` (the command line's --unsafe-fixes) also takes the preferred fix
     of a diagnostic without a safe one: what the editor's "Auto Fix" would apply, a likely
     intent rather than a sure one."""
+    # The server asks for "fix all" with every code action request (each cursor move): the
+    # answer for a text is kept (in ``analysis.caches``), since checking the fixed text costs
+    # a full check.  The same text under another rule selection has other fixes, so the
+    # selection is part of the key.
     key = (analysis.text, str(analysis.path), _config_key(config), unsafe)
-    cached = _FIX_ALL_CACHE.get(key)
+    answers = analysis.caches.fix_all
+    cached: tuple[CodeAction, ...] | None = answers.get(key)
     if cached is not None:
-        _FIX_ALL_CACHE.move_to_end(key)
         return list(cached)
     result = _fix_all(analysis, config, unsafe)
-    _FIX_ALL_CACHE[key] = tuple(result)
-    while len(_FIX_ALL_CACHE) > _CACHE_SIZE:
-        _FIX_ALL_CACHE.popitem(last=False)
+    answers.put(key, tuple(result))
     return result
-
-
-# The server asks for "fix all" with every code action request (each cursor move): the
-# answer for a text is kept, since checking the fixed text costs a full check.  The same
-# text under another rule selection has other fixes, so the selection is part of the key.
-_FIX_ALL_CACHE: OrderedDict[
-    tuple[str, str, frozenset[str] | None, bool], tuple[CodeAction, ...]
-] = OrderedDict()
-_CACHE_SIZE = 8
 
 
 def _config_key(config: Config | None) -> frozenset[str] | None:
