@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -60,15 +61,31 @@ def surroundings(
     """The project root whose `.prose/` state the rules consult, and the loader of imported
     programs' contracts, for a document at ``path`` (None: not on disk)."""
     if path is not None:
-        from openprose.analysis.contracts import ContractLoader, project_root_of
+        from openprose.analysis.contracts import ContractLoader
 
-        root = project_root if project_root is not None else project_root_of(path)
+        if project_root is not None:
+            root = project_root
+        else:
+            root, has_state = _project_root(path)
+            if has_state:
+                # Agent memory is checked against the project's `.prose/` state when it exists.
+                project_root = root
         if contracts is None:
             contracts = ContractLoader(root)
-        if project_root is None and (root / ".prose").is_dir():
-            # Agent memory is checked against the project's `.prose/` state when it exists.
-            project_root = root
     return project_root, contracts
+
+
+def _project_root(file: Path) -> tuple[Path, bool]:
+    """``contracts.project_root_of(file)``, and whether that directory holds ``.prose/``.
+
+    The same search with string paths: building a ``Path`` per candidate, then looking for
+    ``.prose/`` in the root found once more, took most of the time of checking a small file.
+    """
+    directory = file.parent
+    for candidate in (directory, *directory.parents):
+        if os.path.isdir(os.path.join(candidate, ".prose")):
+            return candidate, True
+    return directory, False
 
 
 def run_rules(ctx: Context) -> None:
