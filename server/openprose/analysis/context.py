@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -64,14 +65,19 @@ class NodeIndex:
         # By name, so that nodes of two classes starting at the same place come in the same
         # order whatever the walk met first (an incremental analysis indexes each top-level
         # item on its own and must find what one index of the module finds).
-        kinds = sorted(
-            (
-                kind
-                for kind in index
-                if kind is not _STRINGS and kind is not _ISSUES and issubclass(kind, classes)
-            ),
-            key=_class_name,
-        )
+        # Which classes answer a query is the same in every module: told once per pair.
+        answers = _ANSWERS.get(classes)
+        if answers is None:
+            answers = _ANSWERS[classes] = {_STRINGS: False, _ISSUES: False}
+        kinds = []
+        for kind in index:
+            answer = answers.get(kind)
+            if answer is None:
+                answer = answers[kind] = issubclass(kind, classes)
+            if answer:
+                kinds.append(kind)
+        if len(kinds) > 1:
+            kinds.sort(key=_class_name)
         found = [n for kind in kinds for n in index[kind]]
         if len(kinds) > 1:
             found.sort(key=lambda n: n.start_pos)
@@ -184,25 +190,47 @@ def _index_nodes(root: Any) -> dict[type, list[Any]]:
     else:
         stack = [root]
     string = t.String
+    # What each class is, told once per class: the walk meets every node and leaf.
+    errors = _ERROR_CLASSES
+    inner = _NODE_CLASSES
+    pop = stack.pop
+    push = stack.append
+    found = index.get
     while stack:
-        node = stack.pop()
-        index.setdefault(type(node), []).append(node)
+        node = pop()
+        kind = type(node)
+        bucket = found(kind)
+        if bucket is None:
+            bucket = index[kind] = []
+        bucket.append(node)
         if node.issues:
             issues.append(node)
-        if isinstance(node, t.ErrorNode):
+        error = errors.get(kind)
+        if error is None:
+            error = errors[kind] = issubclass(kind, t.ErrorNode)
+        if error:
             continue
-        children = node.children
-        for i in range(len(children) - 1, -1, -1):
-            child = children[i]
-            if hasattr(child, "children"):
-                stack.append(child)
-            elif type(child) is string:
+        for child in reversed(node.children):
+            child_kind = type(child)
+            if child_kind is string:
                 strings.append(child)
+                continue
+            has_children = inner.get(child_kind)
+            if has_children is None:
+                has_children = inner[child_kind] = hasattr(child, "children")
+            if has_children:
+                push(child)
     strings.reverse()  # collected last-first within each node; restore source order
-    strings.sort(key=lambda leaf: (leaf.line, leaf.column))
+    strings.sort(key=_line_column)
     index[_STRINGS] = strings
     index[_ISSUES] = issues
     return index
+
+
+_ANSWERS: dict[tuple[type, ...], dict[type, bool]] = {}
+_ERROR_CLASSES: dict[type, bool] = {}
+_NODE_CLASSES: dict[type, bool] = {}
+_line_column = attrgetter("line", "column")
 
 
 def _class_name(kind: type) -> str:
