@@ -37,6 +37,7 @@ _LEADING_NAME = re.compile(_NAME)
 _TRAILING_PATH = re.compile(rf"(?<![\w.-])({_NAME})(?:\.{_NAME})*$")
 # What follows a variable in braces that reads as code: a call, an index, an operator.
 _CODE_CHARACTERS = frozenset("+-*/%()[]<>=!|&?.")
+_BRACE = re.compile(r"[{}]")
 _DOUBLED = re.compile(rf"\{{\{{\s*({_NAME})(?:\.{_NAME})*\s*\}}\}}")
 
 
@@ -238,7 +239,10 @@ def defined_names(ctx: Context) -> Set[str]:
 
 def _masked_body(leaf: t.String) -> str:
     """The string's body with escapes blanked out (same length, so offsets hold)."""
-    chars = list(leaf.body)
+    body = leaf.body
+    if "\\" not in body:
+        return body  # every escape starts with a backslash: nothing to blank out
+    chars = list(body)
     q = leaf.quote_length
     for part in leaf.parts():
         if part.kind == "escape":
@@ -258,8 +262,12 @@ def _string(ctx: Context, leaf: t.String, defined: Set[str]) -> None:
     # Where the first `{` is (escaped or not): a `}` before it has no opening brace.
     first_brace = leaf.body.find("{")
     i = 0
-    n = len(body)
-    while i < n:
+    while True:
+        # Only braces matter: jump to the next one.
+        brace = _BRACE.search(body, i)
+        if brace is None:
+            return
+        i = brace.start()
         char = body[i]
         if char == "}" and not 0 <= first_brace < i:
             match = _TRAILING_PATH.search(body, max(0, i - 200), i)
