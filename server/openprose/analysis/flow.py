@@ -182,6 +182,7 @@ def _events(root: Any, kinds: tuple[type, ...]) -> list[tuple[bool, Any]]:
     stack: list[Any] = [root]
     pop = stack.pop
     push = stack.append
+    inner = _NODE_CLASSES
     while stack:
         node = pop()
         cls = type(node)
@@ -197,16 +198,19 @@ def _events(root: Any, kinds: tuple[type, ...]) -> list[tuple[bool, Any]]:
             events.append((True, node))
         if flag & _INVOCATION and node.name is not None:
             push((node,))
-        children = node.children
-        for i in range(len(children) - 1, -1, -1):
-            child = children[i]
-            if hasattr(child, "children"):
+        for child in reversed(node.children):
+            has_children = inner.get(type(child))
+            if has_children is None:
+                has_children = inner[type(child)] = hasattr(child, "children")
+            if has_children:
                 push(child)
     return events
 
 
 _SKIP, _RUNS, _INVOCATION = 1, 2, 4
 _FLAGS: dict[tuple[type, ...], dict[type, int]] = {}
+# Whether a class of child is a node (leaves are most children: a dict beats hasattr).
+_NODE_CLASSES: dict[type, bool] = {}
 
 
 def _flag(cls: type, kinds: tuple[type, ...]) -> int:
