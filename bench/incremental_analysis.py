@@ -27,12 +27,7 @@ sys.path.insert(0, str(REPO_ROOT))  # tests.support: the edits the tests make to
 from openprose.analysis import diagnostics_of, prepare  # noqa: E402
 from openprose.analysis.incremental import IncrementalAnalysis  # noqa: E402
 from openprose.syntax import Document, parse  # noqa: E402
-from tests.support.analysis_edits import (  # noqa: E402
-    LINES,
-    diagnostics_view,
-    edit_at,
-    model_view,
-)
+from tests.support.analysis_edits import LINES, compared, edit_at  # noqa: E402
 
 
 def starting_texts(rng: random.Random, count: int) -> list[str]:
@@ -66,13 +61,10 @@ def equivalence(edits: int, per_text: int, seed: int) -> None:
             before = document.text
             document.apply_edit(start, end, new)
             incremental.changed(document.touched)
-            ctx = incremental.prepare(document.module)
-            got = diagnostics_view(incremental.diagnostics(ctx))
-            full = prepare(parse(document.text))
-            want = diagnostics_view(diagnostics_of(full))
+            differs, _ = compared(document, incremental)
             done += 1
-            if got != want or model_view(ctx.model) != model_view(full.model):
-                mismatches.append(f"{(start, end, new)!r} on {before!r}")
+            if differs is not None:
+                mismatches.append(f"{differs}: {(start, end, new)!r} on {before!r}")
                 # Start again from the full analysis of this text.
                 document = Document(document.text)
                 incremental = IncrementalAnalysis()

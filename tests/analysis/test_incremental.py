@@ -23,7 +23,7 @@ from openprose.analysis.incremental import IncrementalAnalysis
 from openprose.diagnostics import Diagnostic
 from openprose.syntax import Document, parse
 from tests.corpus import location
-from tests.support.analysis_edits import LINES, diagnostics_view, edit_at, model_view
+from tests.support.analysis_edits import LINES, compared, diagnostics_view, edit_at
 from tests.support.strategies import programs
 
 
@@ -61,14 +61,9 @@ def check_edits(text: str, rng: random.Random, count: int, abandon: bool = False
             # The analysis of this version is given up; the next edit comes on top.
             abandon_midway(incremental, document.module, rng)
             continue
-        ctx = incremental.prepare(document.module)
-        got = diagnostics_view(incremental.diagnostics(ctx))
-        full = prepare(parse(document.text))
-        want = diagnostics_view(diagnostics_of(full))
-        where = f"after {(start, end, new)!r} on {before!r}"
-        assert got == want, where
-        assert model_view(ctx.model) == model_view(full.model), where
-        assert_coherent(ctx.model)
+        differs, model = compared(document, incremental)
+        assert differs is None, f"{differs} differ after {(start, end, new)!r} on {before!r}"
+        assert_coherent(model)
 
 
 def assert_coherent(model: Any) -> None:

@@ -11,8 +11,11 @@ import random
 import re
 from typing import Any
 
+from openprose.analysis import diagnostics_of, prepare
+from openprose.analysis.incremental import IncrementalAnalysis
 from openprose.analysis.model import Model
 from openprose.diagnostics import Diagnostic
+from openprose.syntax import Document, parse
 from tests.support.fragments import FRAGMENTS
 
 # Names the edits put in and take out; the definitions and uses below use them.
@@ -87,3 +90,16 @@ def model_view(model: Model) -> tuple[Any, ...]:
         [node.start_pos for node in model.block_references],
         [(s.kind, s.node.start_pos) for s in model.scopes],
     )
+
+
+def compared(document: Document, incremental: IncrementalAnalysis) -> tuple[str | None, Model]:
+    """The document's current text analysed incrementally (after ``changed`` was told of
+    the edits) and from scratch: what differs (None: nothing), and the incremental model."""
+    ctx = incremental.prepare(document.module)
+    got = diagnostics_view(incremental.diagnostics(ctx))
+    full = prepare(parse(document.text))
+    if got != diagnostics_view(diagnostics_of(full)):
+        return "the diagnostics", ctx.model
+    if model_view(ctx.model) != model_view(full.model):
+        return "the model", ctx.model
+    return None, ctx.model
