@@ -42,16 +42,22 @@ class Kind(enum.Enum):
 
     @property
     def is_variable(self) -> bool:
-        return self not in (Kind.AGENT, Kind.BLOCK, Kind.PROGRAM)
+        return self not in _NOT_VARIABLES
 
     @property
     def is_scoped(self) -> bool:
         """Introduced by a construct for its own body (may shadow with a warning)."""
-        return self in (Kind.LOOP, Kind.INDEX, Kind.PIPELINE, Kind.ERROR, Kind.PARAMETER)
+        return self in _SCOPED
 
     @property
     def is_constant(self) -> bool:
         return self is not Kind.LET and self is not Kind.BRANCH and self is not Kind.OUTPUT
+
+
+# Made once: looking members up on the enum class for each test was a hot spot of the
+# binder and the names rules.
+_NOT_VARIABLES = (Kind.AGENT, Kind.BLOCK, Kind.PROGRAM)
+_SCOPED = (Kind.LOOP, Kind.INDEX, Kind.PIPELINE, Kind.ERROR, Kind.PARAMETER)
 
 
 @dataclass(eq=False)
