@@ -12,12 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from openprose.format.check import comments, release, verify
+from openprose.format.check import comments, verify
 from openprose.format.check import skeleton as _skeleton
 from openprose.format.diff import line_diff, split_lines
 from openprose.format.printer import Printer, line_ending
 from openprose.syntax import parse
 from openprose.syntax import tree as t
+from openprose.syntax.reparse import release
 from openprose.syntax.tokenizer import count_newlines
 
 # The name ide/fixes/fix_all.py checks a fix's comments with.

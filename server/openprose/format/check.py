@@ -32,7 +32,21 @@ from openprose.format.diff import line_diff, split_lines
 from openprose.syntax import parse
 from openprose.syntax import tree as t
 from openprose.syntax.parser import BlockKind, Parser, gc_paused
-from openprose.syntax.tokenizer import ScanLimitReached, count_newlines
+from openprose.syntax.reparse import (
+    anchored_by_enclosing,
+    blocks_in_statement,
+    enclosing_blocks,
+    first_line,
+    header_may_read_first_line,
+    header_nested,
+    item_at_line,
+    item_starting_at,
+    last_line,
+    line_indent,
+    open_token_at_end,
+    release,
+)
+from openprose.syntax.tokenizer import ScanLimitReached
 
 _LINE_BREAK = re.compile(r"\r\n|\n|\r")
 _COMMENT = re.compile(r"#[^\r\n]*")
@@ -166,16 +180,6 @@ def _prefix_comments(prefix: str) -> list[str]:
     return [c.strip() for c in _COMMENT.findall(prefix)]
 
 
-def release(nodes: list[Any]) -> None:
-    """Cut the parent links of a discarded tree, so reference counting frees it at once
-    instead of a collection of the whole heap (parent links make every tree a cycle)."""
-    for node in nodes:
-        node.parent = None
-        children = getattr(node, "children", None)
-        if children is not None:
-            release(children)
-
-
 # ---------------------------------------------------------------- the incremental check
 
 
@@ -289,7 +293,7 @@ class _Check:
         h = 0
         while h < len(hunks):
             first, last = lines.span(h)
-            for block in reversed(_blocks_containing(item, first, last)):
+            for block in reversed(blocks_in_statement(item, first, last)):
                 found = self._block(block, lines, h, covered)
                 if found is not None:
                     break
@@ -311,23 +315,23 @@ class _Check:
         if not items:
             return None
         first = lines.span(h)[0]
-        i = max(0, _item_at_line(items, first) - 1)
-        if i == 0 and _header_may_read_first_line(block):
+        i = max(0, item_at_line(items, first) - 1)
+        if i == 0 and header_may_read_first_line(block):
             return None
-        region_line = _first_line(items[i])
+        region_line = first_line(items[i])
         if region_line > first or region_line < covered:
             return None
         out_line = region_line + lines.shift_before(h)
-        parent_indent = _line_indent(block.parent.get_first_leaf())
-        block_indent = _line_indent(items[0].get_first_leaf())
+        parent_indent = line_indent(block.parent.get_first_leaf())
+        block_indent = line_indent(items[0].get_first_leaf())
         stops: list[tuple[int, int]] = []
 
         def stop_at(new_line: int) -> bool:
             g = lines.gap_of(new_line)
             if g is None or g < h:
                 return False  # inside a changed run, or before the edit
-            j = max(i, _item_at_line(items, lines.span(g)[1]))
-            index = _item_starting_at(items, new_line - lines.shift_after(g), j + 1)
+            j = max(i, item_at_line(items, lines.span(g)[1]))
+            index = item_starting_at(items, new_line - lines.shift_after(g), j + 1)
             if index is None or isinstance(items[index], t.ErrorBlock):
                 return False  # an error block's message depends on the line before it
             stops.append((index, g))
@@ -335,7 +339,7 @@ class _Check:
 
         with gc_paused():
             parser = Parser(self.out, self.out_lines[out_line - 1], out_line)
-            parser.nesting = _enclosing_blocks(block)
+            parser.nesting = enclosing_blocks(block)
             if i == 0 and (parser.line.eof or parser.line.indent != block_indent):
                 return None  # the block's own indentation changed
             before = items[i].get_first_leaf().get_previous_leaf()
@@ -352,7 +356,7 @@ class _Check:
         try:
             if parser.stopped:
                 resume, g = stops[-1]
-                checked = _first_line(items[resume])
+                checked = first_line(items[resume])
             else:
                 if parser.line.eof:
                     return None
@@ -361,19 +365,19 @@ class _Check:
                 if g_end is None or g_end < h:
                     return None
                 g = g_end
-                checked = _last_line(items[-1]) + 1
+                checked = last_line(items[-1]) + 1
                 if end_line - lines.shift_after(g) != checked:
                     return None  # the block would not end where it ended
                 resume = len(items)
             if not new_items and i == 0 and resume == len(items):
                 return None
             replaced = items[i:resume]
-            if _anchored_by_enclosing(block, replaced):
+            if anchored_by_enclosing(block, replaced):
                 return None
             if (
                 resume == len(items)
-                and _header_nested(block)
-                and _open_token_at_end(items, new_items)
+                and header_nested(block)
+                and open_token_at_end(items, new_items)
             ):
                 return None
             if not self._same(replaced, new_items):
@@ -507,199 +511,3 @@ class _Lines:
         if g >= 0 and out_line < self.hunks[g].out_end:
             return None
         return g
-
-
-# ---------------------------------------------------------------- tree helpers
-# The conditions of syntax/document.py's incremental reparse, on the input's tree.
-
-
-def _first_line(item: Any) -> int:
-    """The line where an item's prefix (blank lines, comments) starts."""
-    leaf = item.get_first_leaf()
-    return int(leaf.line - count_newlines(leaf.prefix)[0])
-
-
-def _last_line(item: Any) -> int:
-    """The line of an item's last character (its newline, usually)."""
-    leaf = item.get_last_leaf()
-    line, column = leaf.end_pos
-    if column == 0 and leaf.value:
-        return int(line) - 1
-    return int(line)
-
-
-def _item_at_line(items: list[Any], line: int) -> int:
-    """Index of the last item whose prefix starts at or before ``line``."""
-    lo, hi = 0, len(items)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if _first_line(items[mid]) <= line:
-            lo = mid + 1
-        else:
-            hi = mid
-    return max(0, lo - 1)
-
-
-def _item_starting_at(items: list[Any], line: int, min_index: int) -> int | None:
-    k = _item_at_line(items, line)
-    if k >= min_index and _first_line(items[k]) == line:
-        return k
-    return None
-
-
-def _enclosing_blocks(block: Any) -> int:
-    """How many blocks a full parse has open when it parses ``block``'s items."""
-    count = 0
-    node = block.parent
-    while node is not None:
-        if isinstance(node, t.Module | t.Suite | t.PropertyBlock | t.ErrorBlock):
-            count += 1
-        node = node.parent
-    return count
-
-
-def _line_indent(leaf: Any) -> str:
-    """The indentation of the logical line holding ``leaf``."""
-    current = leaf
-    for prev in _leaves_before(leaf):
-        if isinstance(prev, t.Newline):
-            break
-        current = prev
-    prefix: str = current.prefix
-    cut = max(prefix.rfind("\n"), prefix.rfind("\r")) + 1
-    indent = prefix[cut:]
-    return indent.lstrip("\ufeff") if cut == 0 else indent
-
-
-def _leaves_before(leaf: Any) -> Iterator[Any]:
-    """The leaves before ``leaf``, nearest first."""
-    node = leaf
-    while node.parent is not None:
-        siblings = node.parent.children
-        k = next(k for k, child in enumerate(siblings) if child is node)
-        for index in range(k - 1, -1, -1):
-            stack = [siblings[index]]
-            while stack:
-                current = stack.pop()
-                children = getattr(current, "children", None)
-                if children is None:
-                    yield current
-                else:
-                    stack.extend(children)
-        node = node.parent
-
-
-def _header_may_read_first_line(block: Any) -> bool:
-    """Whether the header's expression may have read the block's first line (a header
-    that ends in its own ``:`` read no further)."""
-    siblings = block.parent.children
-    k = next(k for k, child in enumerate(siblings) if child is block)
-    before = siblings[k - 1] if k else None
-    if isinstance(before, t.ErrorNode) and k >= 2:
-        before = siblings[k - 2]
-    return not (isinstance(before, t.Operator) and before.value == ":")
-
-
-def _anchored_by_enclosing(block: Any, replaced: list[Any]) -> bool:
-    """Whether a construct around ``block`` anchors an issue in the ``replaced`` items."""
-    replaced_ids = {id(node) for node in replaced}
-    node = block.parent
-    while node is not None:
-        for issue in getattr(node, "issues", None) or ():
-            leaves = (issue.start_leaf, issue.end_leaf, *(r[1] for r in issue.related))
-            if any(id(_child_of(leaf, block)) in replaced_ids for leaf in leaves):
-                return True
-        node = node.parent
-    return False
-
-
-def _header_nested(block: Any) -> bool:
-    """Whether ``block`` belongs to a construct inside another one's header or value,
-    whose parse goes on after the block ends."""
-    owner = block.parent
-    if isinstance(owner, _OWN_LINE_CONSTRUCTS):
-        return False
-    return not isinstance(owner.parent, t.Module | t.Suite | t.PropertyBlock)
-
-
-def _open_token_at_end(items: list[Any], new_items: list[Any]) -> bool:
-    """Whether the block ended, before or after, in an unclosed string or condition."""
-    for item in (items[-1], new_items[-1] if new_items else None):
-        leaf = item.get_last_leaf() if item is not None else None
-        if isinstance(leaf, t.Newline):
-            continue
-        if isinstance(leaf, t.String | t.Discretion) and not leaf.is_terminated:
-            return True
-    return False
-
-
-def _child_of(leaf: Any, node: Any) -> Any:
-    current = leaf
-    while current is not None and current.parent is not node:
-        current = current.parent
-    return current
-
-
-_OWN_LINE_CONSTRUCTS = (
-    t.ElifClause,
-    t.ElseClause,
-    t.CatchClause,
-    t.FinallyClause,
-    t.OptionClause,
-    t.PipeStage,
-)
-
-
-def _descendable(node: Any) -> bool:
-    # A choice's options decide its own "no option" error: reparse those whole.
-    return isinstance(node, t.Suite) and not isinstance(node.parent, t.ChoiceStatement)
-
-
-def _blocks_containing(item: Any, first: int, last: int) -> list[Any]:
-    """The chain of reparseable blocks inside top-level ``item`` whose statements contain
-    lines first..last, outermost first."""
-    found: list[Any] = []
-    block = _block_within(item, first, last)
-    while block is not None:
-        if _descendable(block):
-            found.append(block)
-        items = block.children[1:]
-        if not items:
-            break
-        inner = items[_item_at_line(items, first)]
-        if _first_line(inner) > first or _last_line(inner) < last:
-            break
-        block = _block_within(inner, first, last)
-    return found
-
-
-def _block_within(item: Any, first: int, last: int) -> Any:
-    """The block directly under ``item`` whose statements contain lines first..last."""
-    if isinstance(item, t.ErrorNode | t.UnsupportedStatement):
-        return None
-    stack = list(item.children)
-    while stack:
-        node = stack.pop()
-        children = getattr(node, "children", None)
-        if children is None:
-            continue
-        if isinstance(node, t.Suite | t.PropertyBlock):
-            if len(children) < 2:
-                continue
-            if _first_line(children[1]) <= first and _last_line(children[-1]) >= last:
-                return node
-            continue
-        if isinstance(node, (t.ErrorNode, *_NESTING_EXPRESSIONS)):
-            continue
-        stack.extend(children)
-    return None
-
-
-_NESTING_EXPRESSIONS = (
-    t.ArrayLiteral,
-    t.ObjectLiteral,
-    t.Arguments,
-    t.Parameters,
-    t.Subscript,
-    t.NotExpression,
-)

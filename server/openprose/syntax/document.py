@@ -23,7 +23,6 @@ bench/incremental_fuzz.py after 100,000 of them), syntax issues and positions in
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import islice
 from operator import attrgetter
@@ -32,7 +31,21 @@ from typing import Any
 from openprose.syntax import tree as t
 from openprose.syntax.line_starts import LineStarts
 from openprose.syntax.parser import BlockKind, Parser, gc_paused, parse
-from openprose.syntax.tokenizer import ScanLimitReached, count_newlines
+from openprose.syntax.reparse import (
+    anchored_by_enclosing,
+    blocks_containing,
+    enclosing_blocks,
+    first_line,
+    header_may_read_first_line,
+    header_nested,
+    item_at_line,
+    item_starting_at,
+    last_line,
+    line_indent,
+    open_token_at_end,
+    release,
+)
+from openprose.syntax.tokenizer import ScanLimitReached
 
 # Reparsing a block inside the module can fail (the block grew past its end...) and
 # escalate, reading the same text again one level up.  The blocks inside the module
@@ -149,7 +162,7 @@ class Document:
     def _reparse(self, text: str, first: int, last: int, delta: int) -> ReparseStats | None:
         allowance = max(len(text) // INNER_READ_SHARE, INNER_READ_FLOOR)
         read = 0
-        for depth, block in enumerate(reversed(_blocks_containing(self.module, first, last))):
+        for depth, block in enumerate(reversed(blocks_containing(self.module, first, last))):
             if block is self.module:
                 limit = None
             elif read >= allowance:
@@ -184,15 +197,15 @@ class Document:
             return None
         # i: the statement before the one holding the edit's first line; j: the
         # statement holding its last line.
-        i = max(0, _item_at_line(items, first) - 1)
-        j = max(i, _item_at_line(items, last))
-        if i == 0 and not is_module and _header_may_read_first_line(block):
+        i = max(0, item_at_line(items, first) - 1)
+        j = max(i, item_at_line(items, last))
+        if i == 0 and not is_module and header_may_read_first_line(block):
             return None
-        region_line = _first_line(items[i])
+        region_line = first_line(items[i])
         region_offset = self._starts[region_line - 1]
         if limit is not None:
             # The reparse reads at least to the end of the statement holding the edit.
-            end_line = _last_line(items[j]) + delta
+            end_line = last_line(items[j]) + delta
             end = self._starts[end_line] if end_line < len(self._starts) else len(text)
             if end - region_offset > limit:
                 attempt.over_limit = True
@@ -204,13 +217,13 @@ class Document:
         else:
             # The indentation the parser compared the block's lines with: the header's,
             # captured where the construct owning the block starts.
-            parent_indent = _line_indent(block.parent.get_first_leaf())
-            block_indent = _line_indent(items[0].get_first_leaf())
+            parent_indent = line_indent(block.parent.get_first_leaf())
+            block_indent = line_indent(items[0].get_first_leaf())
 
         parser = Parser(
             text, region_offset, region_line, None if limit is None else region_offset + limit
         )
-        parser.nesting = _enclosing_blocks(block)
+        parser.nesting = enclosing_blocks(block)
         if i == 0 and not is_module and (parser.line.eof or parser.line.indent != block_indent):
             return None  # the block's own indentation may have changed
         before = items[i].get_first_leaf().get_previous_leaf()
@@ -222,7 +235,7 @@ class Document:
 
         def stop_at(new_line: int) -> bool:
             old_line = new_line - delta
-            k = _item_starting_at(items, old_line, j + 1)
+            k = item_starting_at(items, old_line, j + 1)
             if k is None or isinstance(items[k], t.ErrorBlock):
                 return False  # an error block's message depends on the line before it
             stop_index.append(k)
@@ -242,7 +255,7 @@ class Document:
             resume = stop_index[-1]
         else:
             # The block ended: it must end where it used to, shifted.
-            old_end = _last_line(items[-1]) + 1
+            old_end = last_line(items[-1]) + 1
             if parser.line.eof:
                 old_marker = self.module.children[-1]
                 if not is_module and items[-1].get_last_leaf().get_next_leaf() is not old_marker:
@@ -256,13 +269,13 @@ class Document:
 
         offset = 0 if is_module else 1
         old_slice = block.children[offset + i : offset + resume]
-        if not is_module and _anchored_by_enclosing(block, old_slice):
+        if not is_module and anchored_by_enclosing(block, old_slice):
             return None
         if (
             not is_module
             and resume == len(items)
-            and _header_nested(block)
-            and _open_token_at_end(items, new_items)
+            and header_nested(block)
+            and open_token_at_end(items, new_items)
         ):
             return None
         to_end = at_eof or (is_module and resume == len(items))
@@ -308,246 +321,11 @@ class _Attempt:
 # ---------------------------------------------------------------- tree helpers
 
 
-def _first_line(item: Any) -> int:
-    """The line where an item's prefix (blank lines, comments) starts."""
-    leaf = item.get_first_leaf()
-    return int(leaf.line - count_newlines(leaf.prefix)[0])
-
-
-def _last_line(item: Any) -> int:
-    """The line of an item's last character (its newline, usually)."""
-    leaf = item.get_last_leaf()
-    line, column = leaf.end_pos
-    if column == 0 and leaf.value:
-        return int(line) - 1
-    return int(line)
-
-
-def _item_at_line(items: list[Any], line: int) -> int:
-    """Index of the last item whose prefix starts at or before ``line``."""
-    lo, hi = 0, len(items)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if _first_line(items[mid]) <= line:
-            lo = mid + 1
-        else:
-            hi = mid
-    return max(0, lo - 1)
-
-
-def _item_starting_at(items: list[Any], line: int, min_index: int) -> int | None:
-    k = _item_at_line(items, line)
-    if k >= min_index and _first_line(items[k]) == line:
-        return k
-    return None
-
-
-def release(nodes: list[Any]) -> None:
-    """Cut the parent links inside discarded subtrees.
-
-    Parent links make every tree a reference cycle, which only the cyclic garbage
-    collector can free, in one long pause over the whole heap; without them the old
-    statements are freed at once by reference counting.
-    """
-    for node in nodes:
-        node.parent = None
-        children = getattr(node, "children", None)
-        if children is not None:
-            release(children)
-
-
 def _top_level(node: Any) -> Any:
     """The child of the module that holds ``node``."""
     while not isinstance(node.parent, t.Module):
         node = node.parent
     return node
-
-
-def _enclosing_blocks(block: Any) -> int:
-    """How many blocks a full parse has open when it parses ``block``'s items."""
-    count = 0
-    node = block.parent
-    while node is not None:
-        if isinstance(node, t.Module | t.Suite | t.PropertyBlock | t.ErrorBlock):
-            count += 1
-        node = node.parent
-    return count
-
-
-def _line_indent(leaf: Any) -> str:
-    """The indentation of the logical line holding ``leaf``."""
-    current = leaf
-    for prev in _leaves_before(leaf):
-        if isinstance(prev, t.Newline):
-            break
-        current = prev
-    prefix: str = current.prefix
-    cut = max(prefix.rfind("\n"), prefix.rfind("\r")) + 1
-    indent = prefix[cut:]
-    return indent.lstrip("\ufeff") if cut == 0 else indent
-
-
-def _leaves_before(leaf: Any) -> Iterator[Any]:
-    """The leaves before ``leaf``, nearest first.
-
-    parso's ``get_previous_leaf`` searches the parent's children at every step, which
-    made walking back over a header line of 10,000 tokens take seconds.
-    """
-    node = leaf
-    while node.parent is not None:
-        siblings = node.parent.children
-        k = next(k for k, child in enumerate(siblings) if child is node)
-        for index in range(k - 1, -1, -1):
-            stack = [siblings[index]]
-            while stack:
-                current = stack.pop()
-                children = getattr(current, "children", None)
-                if children is None:
-                    yield current
-                else:
-                    stack.extend(children)
-        node = node.parent
-
-
-def _header_may_read_first_line(block: Any) -> bool:
-    """Whether the header's expression may have read the block's first line.
-
-    A header expression that reaches the end of its line looks at the next one: a line
-    that starts with ``->`` or ``|`` continues it, a ``name:`` line gives a session its
-    properties.  A header that ends in its own ``:`` (junk after it aside) read no further.
-    """
-    siblings = block.parent.children
-    k = next(k for k, child in enumerate(siblings) if child is block)
-    before = siblings[k - 1] if k else None
-    if isinstance(before, t.ErrorNode) and k >= 2:
-        before = siblings[k - 2]
-    return not (isinstance(before, t.Operator) and before.value == ":")
-
-
-def _anchored_by_enclosing(block: Any, replaced: list[Any]) -> bool:
-    """Whether a construct around ``block`` anchors an issue in the ``replaced`` items.
-
-    A header's own errors found after its block (``parallel(loop)``: the `:` missing after
-    the brackets) go after the last leaf of that block; reusing the header would keep
-    them on the replaced leaves, at their old positions.
-    """
-    replaced_ids = {id(node) for node in replaced}
-    node = block.parent
-    while node is not None:
-        for issue in getattr(node, "issues", None) or ():
-            leaves = (issue.start_leaf, issue.end_leaf, *(r[1] for r in issue.related))
-            if any(id(_child_of(leaf, block)) in replaced_ids for leaf in leaves):
-                return True
-        node = node.parent
-    return False
-
-
-def _header_nested(block: Any) -> bool:
-    """Whether ``block`` belongs to a construct inside another one's header or value
-    (``if not do:``, ``parallel(loop)``, ``let x = parallel:``), whose parse goes on after
-    the block ends."""
-    owner = block.parent
-    if isinstance(owner, _OWN_LINE_CONSTRUCTS):
-        return False
-    return not isinstance(owner.parent, t.Module | t.Suite | t.PropertyBlock)
-
-
-def _open_token_at_end(items: list[Any], new_items: list[Any]) -> bool:
-    """Whether the block ended, before or after the edit, in an unclosed string or condition.
-
-    An enclosing header reports nothing missing after one (the unclosed token is the one
-    error), so its issues depend on how the block ends.
-    """
-    for item in (items[-1], new_items[-1] if new_items else None):
-        leaf = item.get_last_leaf() if item is not None else None
-        if isinstance(leaf, t.Newline):
-            continue
-        if isinstance(leaf, t.String | t.Discretion) and not leaf.is_terminated:
-            return True
-    return False
-
-
-def _child_of(leaf: Any, node: Any) -> Any:
-    """The child of ``node`` that holds ``leaf`` (None if ``leaf`` is not under ``node``)."""
-    current = leaf
-    while current is not None and current.parent is not node:
-        current = current.parent
-    return current
-
-
-# Clauses and pipeline stages start their own line: nothing after their block looks back.
-_OWN_LINE_CONSTRUCTS = (
-    t.ElifClause,
-    t.ElseClause,
-    t.CatchClause,
-    t.FinallyClause,
-    t.OptionClause,
-    t.PipeStage,
-)
-
-
-def _descendable(node: Any) -> bool:
-    if isinstance(node, t.Module):
-        return True
-    # A choice's options decide its own "no option" error, and a property block's
-    # contents decide a session's "no prompt" error: reparse those whole.
-    return isinstance(node, t.Suite) and not isinstance(node.parent, t.ChoiceStatement)
-
-
-def _blocks_containing(module: t.Module, first: int, last: int) -> list[Any]:
-    """The chain of reparseable blocks whose statements contain lines first..last,
-    outermost (the module) first."""
-    chain: list[Any] = [module]
-    block: Any = module
-    while True:
-        items = block.children[:-1] if isinstance(block, t.Module) else block.children[1:]
-        if not items:
-            break
-        k = _item_at_line(items, first)
-        item = items[k]
-        if _first_line(item) > first or _last_line(item) < last:
-            break
-        inner = _block_within(item, first, last)
-        if inner is None:
-            break
-        if _descendable(inner):
-            chain.append(inner)
-        block = inner
-    return chain
-
-
-def _block_within(item: Any, first: int, last: int) -> Any:
-    """The block directly under ``item`` whose statements contain lines first..last."""
-    if isinstance(item, t.ErrorNode | t.UnsupportedStatement):
-        return None
-    stack = list(item.children)
-    while stack:
-        node = stack.pop()
-        children = getattr(node, "children", None)
-        if children is None:
-            continue
-        if isinstance(node, t.Suite | t.PropertyBlock):
-            if len(children) < 2:
-                continue
-            if _first_line(children[1]) <= first and _last_line(children[-1]) >= last:
-                return node
-            continue
-        if isinstance(node, (t.ErrorNode, *_NESTING_EXPRESSIONS)):
-            continue
-        stack.extend(children)
-    return None
-
-
-# Brackets and `not` count toward the parser's nesting limit like blocks do; a block
-# inside one is reparsed with its statement, where the parser counts them itself.
-_NESTING_EXPRESSIONS = (
-    t.ArrayLiteral,
-    t.ObjectLiteral,
-    t.Arguments,
-    t.Parameters,
-    t.Subscript,
-    t.NotExpression,
-)
 
 
 _line_of = attrgetter("line")
