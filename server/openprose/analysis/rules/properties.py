@@ -88,15 +88,16 @@ def _duplicates(ctx: Context, props: list[t.Property]) -> None:
     ``context:`` block is outside the grammar: its labels may repeat)."""
     first: dict[str, t.Property] = {}
     for prop in props:
-        earlier = first.setdefault(prop.name, prop)
+        name = prop.name
+        earlier = first.setdefault(name, prop)
         if earlier is not prop:
             ctx.report(
                 "E009",
-                f"property `{prop.name}` is already specified",
+                f"property `{name}` is already specified",
                 prop.name_leaf,
                 related=(("first specified here", earlier.name_leaf),),
             )
-        if prop.name == "permissions" and prop.block is not None:
+        if name == "permissions" and prop.block is not None:
             _duplicates(ctx, prop.block.properties())
 
 
