@@ -932,13 +932,17 @@ class Binder:
                 for inner in prop.block.properties():
                     self._expression(inner.value, scope, "context")
             return
-        if value is not None:
+        if value is None:
+            if prop.block is not None:
+                for inner in prop.block.properties():
+                    self._property(inner, scope)
+        elif isinstance(value, t.String):
+            self._interpolations(value, scope)  # most values are one leaf: no walk
+        elif hasattr(value, "children"):
             for node in t.iter_leaves(value):
                 if isinstance(node, t.String):
                     self._interpolations(node, scope)
-        elif prop.block is not None:
-            for inner in prop.block.properties():
-                self._property(inner, scope)
+        # Any other leaf (a word, a number) holds no interpolation.
 
     def _loop_body(self, node: Any, scope: Scope, *bound: tuple[Any, Kind]) -> None:
         """A loop's body in a scope of its own, holding the names the loop binds (those
