@@ -3,6 +3,7 @@ semantic token encoding, and the other conversions the handlers rely on."""
 
 from __future__ import annotations
 
+import json
 import typing
 from pathlib import Path
 
@@ -243,3 +244,37 @@ def test_every_ide_kind_has_its_protocol_kind(kinds: object, mapping: dict[str, 
     # A kind the ide layer may produce but the adapter does not map would reach the editor
     # as a fallback (Text, Object) or, for a semantic token, not at all.
     assert set(typing.get_args(kinds)) == set(mapping)
+
+
+def test_a_publication_is_what_pygls_would_send_and_reuses_conversions() -> None:
+    from pygls.protocol import default_converter
+
+    unstructure = default_converter().unstructure
+    positions = convert.Positions(lambda line: LINES[line] if line < len(LINES) else "", "utf-16")
+    first = Diagnostic("E007", "agent `x` is not defined", Severity.ERROR, (1, 4), (1, 6))
+    second = Diagnostic(
+        "W019",
+        "unused",
+        Severity.WARNING,
+        (2, 0),
+        (2, 5),
+        (Related("first defined here", (1, 0), (1, 1)),),
+    )
+    converted = convert.ConvertedDiagnostics()
+    items = converted.convert([first, second], positions, "file:///a.prose", None)
+    body = converted.publication("file:///a.prose", 3, unstructure)
+    params = types.PublishDiagnosticsParams(uri="file:///a.prose", diagnostics=items, version=3)
+    assert json.loads(body) == {
+        "jsonrpc": "2.0",
+        "method": types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
+        "params": unstructure(params),
+    }
+    # The same diagnostic objects again: the conversions are the same objects; a new one
+    # is converted.
+    third = Diagnostic("E044", "undefined", Severity.ERROR, (3, 0), (3, 1))
+    again = converted.convert([first, third], positions, "file:///a.prose", None)
+    assert again[0] is items[0]
+    assert again[1].code == "E044"
+    later = json.loads(converted.publication("file:///a.prose", 4, unstructure))
+    assert [d["code"] for d in later["params"]["diagnostics"]] == ["E007", "E044"]
+    assert later["params"]["version"] == 4

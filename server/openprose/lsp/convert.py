@@ -6,9 +6,10 @@ default, UTF-8 or UTF-32 when it asked), so every position goes through the line
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
@@ -179,8 +180,9 @@ class ConvertedDiagnostics:
     column in UTF-16 depends on the text before it)."""
 
     def __init__(self) -> None:
-        self._known: dict[int, tuple[Diagnostic, tuple[str, ...], types.Diagnostic]] = {}
+        self._known: dict[int, _Converted] = {}
         self._settings: tuple[str, str | None] | None = None
+        self._last: list[_Converted] = []
 
     def convert(
         self, found: list[Diagnostic], positions: Positions, uri: str, reference: str | None
@@ -189,17 +191,44 @@ class ConvertedDiagnostics:
             self._settings = (positions.encoding, reference)
             self._known = {}
         known = self._known
-        kept: dict[int, tuple[Diagnostic, tuple[str, ...], types.Diagnostic]] = {}
-        converted = []
+        kept: dict[int, _Converted] = {}
+        last = []
         for d in found:
             lines = tuple(positions.line_text(line - 1) for line in _lines(d))
             entry = known.get(id(d))
-            if entry is None or entry[0] is not d or entry[1] != lines:
-                entry = (d, lines, diagnostic(d, positions, uri, reference))
+            if entry is None or entry.source is not d or entry.lines != lines:
+                entry = _Converted(d, lines, diagnostic(d, positions, uri, reference))
             kept[id(d)] = entry
-            converted.append(entry[2])
+            last.append(entry)
         self._known = kept
-        return converted
+        self._last = last
+        return [entry.converted for entry in last]
+
+    def publication(self, uri: str, version: int | None, unstructure: Callable[[Any], Any]) -> str:
+        """The JSON of the publishDiagnostics notification of the last ``convert``, each
+        diagnostic serialised once (as ``unstructure``, the protocol's converter, makes it)."""
+        parts = []
+        for entry in self._last:
+            if entry.json is None:
+                entry.json = json.dumps(unstructure(entry.converted))
+            parts.append(entry.json)
+        return (
+            f'{{"jsonrpc": "2.0", "method": "{types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS}", '
+            f'"params": {{"uri": {json.dumps(uri)}, "version": {json.dumps(version)}, '
+            f'"diagnostics": [{", ".join(parts)}]}}}}'
+        )
+
+
+class _Converted:
+    """One diagnostic as converted for the client (and serialised, once asked)."""
+
+    __slots__ = ("converted", "json", "lines", "source")
+
+    def __init__(self, source: Diagnostic, lines: tuple[str, ...], converted: types.Diagnostic):
+        self.source = source
+        self.lines = lines
+        self.converted = converted
+        self.json: str | None = None
 
 
 def _lines(d: Diagnostic) -> list[int]:

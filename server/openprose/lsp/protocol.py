@@ -244,6 +244,23 @@ class ProseProtocol(LanguageServerProtocol):
             return
         super()._send_handler_result(future, msg_id=msg_id)
 
+    def send_json(self, body: str) -> None:
+        """Send a message already serialised (the diagnostics of a document, whose parts
+        are serialised once each, not on every publication)."""
+        if self.writer is None:
+            log.error("no connection to send a message on")
+            return
+        self._write(body)
+
+    def _write(self, body: str) -> None:
+        header = (
+            f"Content-Length: {len(body.encode(self.CHARSET))}\r\n"
+            f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
+        )
+        # Our transports' writers (stdout, a TCP stream) write at once: nothing to await.
+        assert self.writer is not None
+        self.writer.write((header + body).encode(self.CHARSET))
+
     def _send_data(self, data: Any) -> None:
         # pygls' own, except that an answer that cannot be serialised becomes an error
         # answer (pygls logged it and sent nothing: the request was never answered).
@@ -260,12 +277,7 @@ class ProseProtocol(LanguageServerProtocol):
             if not answers:
                 return
             body = json.dumps(_error(msg_id, INTERNAL_ERROR, "Internal error: see the log"))
-        header = (
-            f"Content-Length: {len(body.encode(self.CHARSET))}\r\n"
-            f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
-        )
-        # Our transports' writers (stdout, a TCP stream) write at once: nothing to await.
-        self.writer.write((header + body).encode(self.CHARSET))
+        self._write(body)
 
     # ------------------------------------------------------------ lifecycle and sync
 

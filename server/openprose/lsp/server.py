@@ -178,14 +178,16 @@ class ProseLanguageServer(LanguageServer):
         return self.documents.get(doc.uri) is doc and doc.version == version
 
     def publish(self, doc: OpenDocument) -> None:
+        protocol = self.protocol
+        assert isinstance(protocol, ProseProtocol)
         try:
-            items = self.lsp_diagnostics(doc)
+            self.lsp_diagnostics(doc)
+            converted = self._converted[doc.uri]
+            body = converted.publication(doc.uri, doc.version, protocol._converter.unstructure)
         except Exception as error:  # never let a checker failure stop the server
             log.exception("diagnostics failed for %s: %r", doc.uri, error)
             return
-        self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=doc.uri, diagnostics=items, version=doc.version)
-        )
+        protocol.send_json(body)
 
     def lsp_diagnostics(self, doc: OpenDocument) -> list[types.Diagnostic]:
         config = self.settings.config_for(doc.path)
