@@ -40,6 +40,7 @@ from openprose.analysis.model import (
 )
 from openprose.analysis.program_names import (
     DefinitionsByName,
+    NameIndex,
     NestedByName,
     ProgramNames,
     RunNames,
@@ -236,6 +237,7 @@ class IncrementalAnalysis:
         # The units of a binding closed before it let go of its dropped units' records.
         self._dropped: list[UnitBinding] = []
         self._names = ProgramNames([])
+        self._name_index = NameIndex()
         self._versions = 0
         self._current: list[Item] = []
         # The run holding each top-level item (by id), which knows the item's version: a
@@ -250,6 +252,7 @@ class IncrementalAnalysis:
         if nodes is None:
             self._items.clear()
             self._records.clear()
+            self._name_index.clear()
             self._dropped = []
             self._changed.clear()
             return
@@ -300,6 +303,7 @@ class IncrementalAnalysis:
                         del owners[node_id]
                 if old.names is not None:
                     self._candidates |= old.names.declared
+                    self._name_index.remove(old.names)
         for item in made:
             for node_id in item.key:
                 owners[node_id] = item
@@ -329,6 +333,7 @@ class IncrementalAnalysis:
                 item.local = None
                 if item.names is not None:
                     self._candidates |= item.names.declared
+                    self._name_index.remove(item.names)
                     item.names = None
             raise
         model = binder.model
@@ -340,10 +345,12 @@ class IncrementalAnalysis:
                 item.local = None  # its part of the model changed
                 if item.names is not None:
                     self._candidates |= item.names.declared
+                    self._name_index.remove(item.names)
                 item.names = run_names(item.binding, item.index.nodes)
                 self._candidates |= item.names.declared
+                self._name_index.add(item.names)
             runs.append(item.names)
-        names = self._names = ProgramNames(runs)
+        names = self._names = ProgramNames(runs, self._name_index)
         project_root, contracts = surroundings(self.path, self.project_root, self.contracts)
         ctx = Context(module, model, index, self.path, project_root, contracts)
         # The program facts the local checks read, answered name by name.

@@ -59,34 +59,82 @@ def run_names(binding: UnitBinding, nodes: Any) -> RunNames:
     return names
 
 
-class ProgramNames:
-    """The program's names, answered from its runs' ``RunNames`` in program order."""
+class NameIndex:
+    """For each name, the runs that declare it (kept from one analysis to the next: only
+    the runs made, redone or dropped are added or taken out)."""
 
-    def __init__(self, runs: list[RunNames]) -> None:
+    def __init__(self) -> None:
+        self._runs: dict[str, set[RunNames]] = {}
+
+    def add(self, run: RunNames) -> None:
+        for name in run.declared:
+            self._runs.setdefault(name, set()).add(run)
+
+    def remove(self, run: RunNames) -> None:
+        for name in run.declared:
+            runs = self._runs.get(name)
+            if runs is not None:
+                runs.discard(run)
+                if not runs:
+                    del self._runs[name]
+
+    def runs_of(self, name: str) -> set[RunNames]:
+        return self._runs.get(name, set())
+
+    def names(self) -> set[str]:
+        return set(self._runs)
+
+    def clear(self) -> None:
+        self._runs.clear()
+
+
+class ProgramNames:
+    """The program's names, answered from its runs' ``RunNames`` in program order (with
+    an index, from the few runs that declare the name asked about)."""
+
+    def __init__(self, runs: list[RunNames], index: NameIndex | None = None) -> None:
         self.runs = runs
+        self._index = index
+        self._order = {id(run): k for k, run in enumerate(runs)} if index is not None else {}
+        self._known: dict[str, list[RunNames]] = {}
+
+    def _of(self, name: str) -> list[RunNames]:
+        if self._index is None:
+            return self.runs
+        found = self._known.get(name)
+        if found is None:
+            order = self._order
+            found = sorted(
+                (run for run in self._index.runs_of(name) if id(run) in order),
+                key=lambda run: order[id(run)],
+            )
+            self._known[name] = found
+        return found
 
     def definitions(self, name: str) -> list[Symbol]:
         found: list[Symbol] = []
-        for run in self.runs:
+        for run in self._of(name):
             symbols = run.definitions.get(name)
             if symbols:
                 found += symbols
         return found
 
     def is_defined(self, name: str) -> bool:
-        return any(name in run.defined for run in self.runs)
+        return any(name in run.defined for run in self._of(name))
 
     def is_imported(self, name: str) -> bool:
-        return any(name in run.imported for run in self.runs)
+        return any(name in run.imported for run in self._of(name))
 
     def nested(self, name: str) -> t.AgentDefinition | None:
-        for run in self.runs:
+        for run in self._of(name):
             agent = run.nested.get(name)
             if agent is not None:
                 return agent
         return None
 
     def all_declared(self) -> set[str]:
+        if self._index is not None:
+            return self._index.names()
         return {name for run in self.runs for name in run.declared}
 
 
