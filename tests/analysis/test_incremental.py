@@ -140,9 +140,11 @@ def test_an_edit_rechecks_the_runs_it_reaches_not_the_program() -> None:
     runs = incremental.statistics.items
     # A character typed into one prompt.
     edited(document, incremental, (904, 12), (904, 12), "x")
-    assert runs > 10
-    assert incremental.statistics.rechecked <= 2
-    assert incremental.statistics.rebound <= 2
+    # The runs around the edit (where a run ends depends on the items' identities, so an
+    # edit may also change the run after it), never the program.
+    assert runs >= 20
+    assert incremental.statistics.rechecked <= 6
+    assert incremental.statistics.rebound <= 3
 
 
 def test_renaming_an_agent_reaches_its_sessions_far_below() -> None:

@@ -174,13 +174,14 @@ def diagnostic(
 class ConvertedDiagnostics:
     """One document's diagnostics as sent to the client, each converted once.
 
-    An incremental analysis hands back the same ``Diagnostic`` objects for the parts of a
-    program an edit did not reach, so a keystroke converts only the diagnostics it made.
-    A conversion is kept with the object and the text of the lines its places lie on (a
-    column in UTF-16 depends on the text before it)."""
+    Most diagnostics of a keystroke are those of the keystroke before (an incremental
+    analysis keeps those of the parts of a program an edit did not reach; the rules over
+    the whole program find the same ones again), so a keystroke converts only the new
+    ones. A conversion is kept by the diagnostic's value and the text of the lines its
+    places lie on (a column in UTF-16 depends on the text before it)."""
 
     def __init__(self) -> None:
-        self._known: dict[int, _Converted] = {}
+        self._known: dict[Diagnostic, _Converted] = {}
         self._settings: tuple[str, str | None] | None = None
         self._last: list[_Converted] = []
 
@@ -191,14 +192,14 @@ class ConvertedDiagnostics:
             self._settings = (positions.encoding, reference)
             self._known = {}
         known = self._known
-        kept: dict[int, _Converted] = {}
+        kept: dict[Diagnostic, _Converted] = {}
         last = []
         for d in found:
             lines = tuple(positions.line_text(line - 1) for line in _lines(d))
-            entry = known.get(id(d))
-            if entry is None or entry.source is not d or entry.lines != lines:
+            entry = known.get(d)
+            if entry is None or entry.lines != lines:
                 entry = _Converted(d, lines, diagnostic(d, positions, uri, reference))
-            kept[id(d)] = entry
+            kept[d] = entry
             last.append(entry)
         self._known = kept
         self._last = last
