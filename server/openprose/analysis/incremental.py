@@ -94,9 +94,6 @@ class Item:
         self.memo: dict[Hashable, Any] = {}
         self.names: RunNames | None = None
 
-    def nodes(self, cls: type) -> list[Any]:
-        return self.index.nodes(cls)
-
     def first_line(self) -> int:
         line: int = self.nodes_[0].start_pos[0]
         return line
@@ -222,8 +219,8 @@ class IncrementalAnalysis:
         self.project_root = project_root
         self.contracts = contracts
         self._items: dict[tuple[int, ...], Item] = {}
+        # The top-level items (by id) edits modified in place since the last analysis.
         self._changed: set[int] = set()
-        self._changed_since_bind: set[int] = set()
         # The binder's record of each top-level statement seen, by id (kept while the
         # statement is the same object and no edit modified it in place).
         self._records: dict[int, StatementBinding] = {}
@@ -236,8 +233,8 @@ class IncrementalAnalysis:
         self._touched: set[str] = set()
         # The units of a binding closed before it let go of its dropped units' records.
         self._dropped: list[UnitBinding] = []
-        self._names = ProgramNames([])
         self._name_index = NameIndex()
+        self._names = ProgramNames([], self._name_index)
         self._versions = 0
         self._current: list[Item] = []
         # The run holding each top-level item (by id), which knows the item's version: a
@@ -258,7 +255,6 @@ class IncrementalAnalysis:
             return
         for node in nodes:
             self._changed.add(id(node))
-            self._changed_since_bind.add(id(node))
 
     # ------------------------------------------------------------ the model
 
@@ -308,16 +304,15 @@ class IncrementalAnalysis:
             for node_id in item.key:
                 owners[node_id] = item
         self._items = kept
-        self._changed.clear()
         self._current = items
         index = ItemsIndex(module, items)
         changed_names = self._touched
         self._touched = set()
-        for touched in self._changed_since_bind:
+        for touched in changed:
             record = self._records.pop(touched, None)
             if record is not None:
                 changed_names |= record_names(record)
-        self._changed_since_bind.clear()
+        changed.clear()
         binder = Binder(
             module, index.nodes, list(items), self._scope, self._records, changed_names, dropped
         )

@@ -89,18 +89,16 @@ class NameIndex:
 
 
 class ProgramNames:
-    """The program's names, answered from its runs' ``RunNames`` in program order (with
-    an index, from the few runs that declare the name asked about)."""
+    """The program's names, answered from its runs' ``RunNames`` in program order: for a
+    name, from the few runs the index says declare it."""
 
-    def __init__(self, runs: list[RunNames], index: NameIndex | None = None) -> None:
+    def __init__(self, runs: list[RunNames], index: NameIndex) -> None:
         self.runs = runs
         self._index = index
-        self._order = {id(run): k for k, run in enumerate(runs)} if index is not None else {}
+        self._order = {id(run): k for k, run in enumerate(runs)}
         self._known: dict[str, list[RunNames]] = {}
 
     def _of(self, name: str) -> list[RunNames]:
-        if self._index is None:
-            return self.runs
         found = self._known.get(name)
         if found is None:
             order = self._order
@@ -133,9 +131,7 @@ class ProgramNames:
         return None
 
     def all_declared(self) -> set[str]:
-        if self._index is not None:
-            return self._index.names()
-        return {name for run in self.runs for name in run.declared}
+        return self._index.names()
 
 
 class DefinitionsByName(Mapping[str, list[Symbol]]):
