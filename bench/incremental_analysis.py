@@ -27,7 +27,7 @@ sys.path.insert(0, str(REPO_ROOT))  # tests.support: the edits the tests make to
 from openprose.analysis import diagnostics_of, prepare  # noqa: E402
 from openprose.analysis.incremental import IncrementalAnalysis  # noqa: E402
 from openprose.syntax import Document, parse  # noqa: E402
-from tests.support.analysis_edits import LINES, compared, edit_at  # noqa: E402
+from tests.support.analysis_edits import LINES, analysed, compared, edit_at  # noqa: E402
 
 
 def starting_texts(rng: random.Random, count: int) -> list[str]:
@@ -53,9 +53,7 @@ def equivalence(edits: int, per_text: int, seed: int) -> None:
     done = 0
     started = time.perf_counter()
     for text in texts:
-        document = Document(text)
-        incremental = IncrementalAnalysis()
-        incremental.diagnostics(incremental.prepare(document.module))
+        document, incremental = analysed(text)
         for _ in range(per_text):
             start, end, new = edit_at(rng, document.text)
             before = document.text
@@ -66,9 +64,7 @@ def equivalence(edits: int, per_text: int, seed: int) -> None:
             if differs is not None:
                 mismatches.append(f"{differs}: {(start, end, new)!r} on {before!r}")
                 # Start again from the full analysis of this text.
-                document = Document(document.text)
-                incremental = IncrementalAnalysis()
-                incremental.diagnostics(incremental.prepare(document.module))
+                document, incremental = analysed(document.text)
     seconds = time.perf_counter() - started
     print(f"equivalence: {done:,} edits over {len(texts)} texts in {seconds:.1f} s")
     print(f"  mismatches: {len(mismatches)} (must be 0)")

@@ -23,7 +23,7 @@ from openprose.analysis.incremental import IncrementalAnalysis
 from openprose.diagnostics import Diagnostic
 from openprose.syntax import Document, parse
 from tests.corpus import location
-from tests.support.analysis_edits import LINES, compared, diagnostics_view, edit_at
+from tests.support.analysis_edits import LINES, analysed, compared, diagnostics_view, edit_at
 from tests.support.strategies import programs
 
 
@@ -49,9 +49,7 @@ def abandon_midway(incremental: IncrementalAnalysis, module: Any, rng: random.Ra
 
 
 def check_edits(text: str, rng: random.Random, count: int, abandon: bool = False) -> None:
-    document = Document(text)
-    incremental = IncrementalAnalysis()
-    incremental.diagnostics(incremental.prepare(document.module))
+    document, incremental = analysed(text)
     for _ in range(count):
         start, end, new = edit_at(rng, document.text)
         before = document.text
@@ -114,13 +112,6 @@ MANY = "".join(
     f'agent agent{k}:\n  model: sonnet\n\nlet value{k} = session: agent{k}\n  prompt: "{k}"\n\n'
     for k in range(300)
 )
-
-
-def analysed(text: str) -> tuple[Document, IncrementalAnalysis]:
-    document = Document(text)
-    incremental = IncrementalAnalysis()
-    incremental.diagnostics(incremental.prepare(document.module))
-    return document, incremental
 
 
 def edited(

@@ -92,6 +92,14 @@ def model_view(model: Model) -> tuple[Any, ...]:
     )
 
 
+def analysed(text: str) -> tuple[Document, IncrementalAnalysis]:
+    """A document of ``text`` and its incremental analysis, made once."""
+    document = Document(text)
+    incremental = IncrementalAnalysis()
+    incremental.diagnostics(incremental.prepare(document.module))
+    return document, incremental
+
+
 def compared(document: Document, incremental: IncrementalAnalysis) -> tuple[str | None, Model]:
     """The document's current text analysed incrementally (after ``changed`` was told of
     the edits) and from scratch: what differs (None: nothing), and the incremental model."""
