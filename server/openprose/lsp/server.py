@@ -144,7 +144,7 @@ class ProseLanguageServer(LanguageServer):
     async def _publish_later(self, doc: OpenDocument, delay: float | None, importers: bool) -> None:
         version = doc.version
         await asyncio.sleep(self.settings.debounce if delay is None else delay)
-        if self.documents.get(doc.uri) is not doc or doc.version != version:
+        if not self._still_current(doc, version):
             return  # changed again or closed meanwhile
         if not self.pulls_diagnostics:
             if not await self._analysed(doc, version):
@@ -172,9 +172,13 @@ class ProseLanguageServer(LanguageServer):
                 return False
             if time.perf_counter() > deadline:
                 await asyncio.sleep(0)
-                if self.documents.get(doc.uri) is not doc or doc.version != version:
+                if not self._still_current(doc, version):
                     return False
                 deadline = time.perf_counter() + ANALYSIS_SLICE
+        return self._still_current(doc, version)
+
+    def _still_current(self, doc: OpenDocument, version: int | None) -> bool:
+        """Whether ``doc`` is still open and still at ``version``."""
         return self.documents.get(doc.uri) is doc and doc.version == version
 
     def publish(self, doc: OpenDocument) -> None:
