@@ -161,11 +161,8 @@ def _group_events(
 def _body_events(
     ctx: Context, block: Any, statement: Any, kinds: tuple[type, ...]
 ) -> list[tuple[bool, Any]]:
-    item = block
-    while item.parent is not None and not isinstance(item.parent, t.Module):
-        item = item.parent
     return ctx.index.item_memo(
-        item, ("flow", kinds, id(statement)), lambda: _events(statement, kinds)
+        t.top_level(block), ("flow", kinds, id(statement)), lambda: _events(statement, kinds)
     )
 
 

@@ -500,8 +500,7 @@ class IncrementalAnalysis:
         owners = self._owners
 
         def version(node: Any) -> int:
-            while node.parent is not None and not isinstance(node.parent, t.Module):
-                node = node.parent
+            node = t.top_level(node)
             owner = owners.get(id(node))
             return owner.versions[id(node)] if owner is not None else -1
 

@@ -57,10 +57,7 @@ def broken_statements(module: t.Module) -> set[int]:
     turn its lines into statements."""
     broken: set[int] = {id(s) for s in module.statements() if isinstance(s, t.ErrorNode)}
     for issue in iter_issues(module):
-        node: Any = issue.start_leaf
-        while node.parent is not None and not isinstance(node.parent, t.Module):
-            node = node.parent
-        broken.add(id(node))
+        broken.add(id(t.top_level(issue.start_leaf)))
     return broken
 
 

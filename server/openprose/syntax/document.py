@@ -175,7 +175,7 @@ class Document:
             if attempt.over_limit:
                 read = max(read, allowance)
             if stats is not None:
-                self.touched = [] if block is self.module else [_top_level(block)]
+                self.touched = [] if block is self.module else [t.top_level(block)]
                 return ReparseStats(stats[0], stats[1], stats[2], depth, read)
         return None
 
@@ -319,13 +319,6 @@ class _Attempt:
 
 
 # ---------------------------------------------------------------- tree helpers
-
-
-def _top_level(node: Any) -> Any:
-    """The child of the module that holds ``node``."""
-    while not isinstance(node.parent, t.Module):
-        node = node.parent
-    return node
 
 
 _line_of = attrgetter("line")

@@ -1282,6 +1282,14 @@ def ancestor(
     return None
 
 
+def top_level(node: _parso.NodeOrLeaf) -> _parso.NodeOrLeaf:
+    """The child of the module that holds ``node`` (the topmost node above it when it is
+    in no module)."""
+    while node.parent is not None and not isinstance(node.parent, Module):
+        node = node.parent
+    return node
+
+
 def iter_leaves(node: _parso.BaseNode | _parso.Leaf) -> Iterator[_parso.Leaf]:
     """Every leaf under ``node`` in source order."""
     stack = [node]

@@ -84,9 +84,8 @@ def _is_comment(text: str, indent: str) -> bool:
 
 
 def _top_statement(node: Any) -> Any:
-    while node.parent is not None and not isinstance(node.parent, t.Module):
-        node = node.parent
-    return node if node.parent is not None else None
+    top = t.top_level(node)
+    return top if top.parent is not None else None
 
 
 def _next_to_agents(analysis: Analysis, top: Any) -> Any:

@@ -42,9 +42,7 @@ def undefined_agent(fixer: Fixer, diagnostic: Diagnostic, leaf: Any) -> list[Fix
             fixes.append(quickfix(title, edits, "E007", preferred=not fixes))
         return fixes
     first_ref, first_node = min(uses, key=lambda use: use[0].start_pos)
-    top = first_ref
-    while top.parent is not None and not isinstance(top.parent, t.Module):
-        top = top.parent
+    top = t.top_level(first_ref)
     if top.parent is None:
         return fixes
     if any(isinstance(node, t.Resume) for _, node in uses):
