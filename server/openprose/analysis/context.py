@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from operator import attrgetter
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -184,21 +183,26 @@ def _index_nodes(root: Any) -> dict[type, list[Any]]:
     index: dict[type, list[Any]] = {}
     strings: list[Any] = []
     issues: list[Any] = []
+    string = t.String
     if isinstance(root, list):
-        strings = [leaf for leaf in root if type(leaf) is t.String]
-        stack = [node for node in reversed(root) if hasattr(node, "children")]
+        stack = [i for i in reversed(root) if type(i) is string or hasattr(i, "children")]
     else:
         stack = [root]
-    string = t.String
     # What each class is, told once per class: the walk meets every node and leaf.
     errors = _ERROR_CLASSES
     inner = _NODE_CLASSES
     pop = stack.pop
     push = stack.append
     found = index.get
+    keep_string = strings.append
+    # String leaves go through the stack with the nodes, so that both come out in source
+    # order (a pre-order walk) and neither list needs sorting.
     while stack:
         node = pop()
         kind = type(node)
+        if kind is string:
+            keep_string(node)
+            continue
         bucket = found(kind)
         if bucket is None:
             bucket = index[kind] = []
@@ -213,15 +217,13 @@ def _index_nodes(root: Any) -> dict[type, list[Any]]:
         for child in reversed(node.children):
             child_kind = type(child)
             if child_kind is string:
-                strings.append(child)
+                push(child)
                 continue
             has_children = inner.get(child_kind)
             if has_children is None:
                 has_children = inner[child_kind] = hasattr(child, "children")
             if has_children:
                 push(child)
-    strings.reverse()  # collected last-first within each node; restore source order
-    strings.sort(key=_line_column)
     index[_STRINGS] = strings
     index[_ISSUES] = issues
     return index
@@ -230,7 +232,6 @@ def _index_nodes(root: Any) -> dict[type, list[Any]]:
 _ANSWERS: dict[tuple[type, ...], dict[type, bool]] = {}
 _ERROR_CLASSES: dict[type, bool] = {}
 _NODE_CLASSES: dict[type, bool] = {}
-_line_column = attrgetter("line", "column")
 
 
 def _class_name(kind: type) -> str:

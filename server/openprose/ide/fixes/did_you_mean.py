@@ -22,7 +22,14 @@ def close_names(word: str, candidates: Iterable[str]) -> list[str]:
 
 
 def close_matches(word: str, candidates: Iterable[str], n: int = MAX_SUGGESTIONS) -> list[str]:
-    options = sorted({c for c in candidates if c != word})
+    # difflib's ratio is 2M / (len(a) + len(b)) with M <= the shorter length: a name too
+    # short or too long for the cutoff can't match (difflib's real_quick_ratio, the same
+    # expression), and sorting it out here, before difflib's per-candidate work, is what
+    # keeps a program with thousands of names quick.
+    size = len(word)
+    options = sorted(
+        {c for c in candidates if c != word and 2.0 * min(size, len(c)) / (size + len(c)) >= CUTOFF}
+    )
     found = difflib.get_close_matches(word, options, n=n, cutoff=CUTOFF)
     if not found and word.lower() != word:
         found = difflib.get_close_matches(word.lower(), options, n=n, cutoff=CUTOFF)

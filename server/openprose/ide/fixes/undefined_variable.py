@@ -72,6 +72,8 @@ def _visible(reference: Reference) -> list[Any]:
         in_block = in_block or scope.kind == "block"
         scope = scope.parent
     found = []
+    # Asked once: a reference's position is worked out from its leaf's line each time.
+    before = reference.start
     scope = reference.scope
     while scope is not None:
         for symbol in scope.symbols.values():
@@ -81,7 +83,7 @@ def _visible(reference: Reference) -> list[Any]:
                 symbol.exported
                 or symbol.kind.is_scoped
                 or (in_block and scope.kind == "program")
-                or symbol.start < reference.start
+                or symbol.start < before
             ):
                 found.append(symbol)
         scope = scope.parent
