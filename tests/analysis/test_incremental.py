@@ -138,6 +138,27 @@ def test_an_edit_rechecks_the_runs_it_reaches_not_the_program() -> None:
     assert incremental.statistics.rebound <= 3
 
 
+def test_a_statement_reparsed_with_the_same_text_keeps_its_symbols() -> None:
+    # The incremental parser reparses the statement before an edit too: the input below is
+    # a new node with the same text after a keystroke in the prompt under it. Its symbol
+    # stays the one every use far below found, so their statements are replayed, not bound
+    # again (each new symbol used to rebind its readers, whose new symbols rebound theirs).
+    text = 'input topic: "t"\n\nsession "about it"\n' + "".join(
+        f'let v{k} = session "on {{topic}}"\n' for k in range(300)
+    )
+    document, incremental = analysed(text)
+    symbol = incremental.prepare(document.module).model.program_scope.symbols["topic"]
+    input_node = document.module.children[0]
+    found = edited(document, incremental, (2, 10), (2, 10), "x")
+    assert incremental.statistics.rebound <= 3
+    assert found == []
+    assert document.module.children[0] is not input_node  # reparsed with the same text
+    model = incremental.prepare(document.module).model
+    assert model.program_scope.symbols["topic"] is symbol
+    assert symbol.node is document.module.children[0]
+    assert_coherent(model)
+
+
 def test_renaming_an_agent_reaches_its_sessions_far_below() -> None:
     text = "agent writer:\n  model: sonnet\n\n" + 'session "filler"\n' * 400 + "session: writer\n"
     document, incremental = analysed(text)

@@ -271,6 +271,7 @@ class IncrementalAnalysis:
         changed = self._changed
         owners = self._owners
         made: list[Item] = []
+        new_nodes: list[Any] = []
         for nodes in _chunks(module.children):
             key = tuple(id(node) for node in nodes)
             # A run holds its nodes, so an id it knows still names the same object.
@@ -282,6 +283,8 @@ class IncrementalAnalysis:
                     if owner is None or id(node) in changed:
                         self._versions += 1
                         item.versions[id(node)] = self._versions
+                        if owner is None:
+                            new_nodes.append((node, item))
                     else:
                         item.versions[id(node)] = owner.versions[id(node)]
                 made.append(item)
@@ -289,6 +292,7 @@ class IncrementalAnalysis:
                 item.unchanged = True
             kept[key] = item
             items.append(item)
+        previous = self._predecessors(new_nodes, kept) if new_nodes else {}
         dropped, self._dropped = self._dropped, []
         for key, old in self._items.items():
             if key not in kept:
@@ -314,7 +318,14 @@ class IncrementalAnalysis:
                 changed_names |= record_names(record)
         changed.clear()
         binder = Binder(
-            module, index.nodes, list(items), self._scope, self._records, changed_names, dropped
+            module,
+            index.nodes,
+            list(items),
+            self._scope,
+            self._records,
+            changed_names,
+            dropped,
+            previous,
         )
         try:
             yield from binder.steps()
@@ -354,6 +365,38 @@ class IncrementalAnalysis:
         ctx._memo[defined_names] = defined_set(names)
         ctx._memo[imported_names] = imported_set(names)
         return ctx
+
+    def _predecessors(
+        self, new_nodes: list[tuple[Any, Item]], kept: dict[tuple[int, ...], Item]
+    ) -> dict[int, StatementBinding]:
+        """The new top-level items that have the same text as an item they replaced (the
+        incremental parser reparses the statement before an edit too): each keeps the
+        version of the one it replaced, and the binder's record of that one (by the new
+        item's id), whose symbols its own take over.  An item with the same text means the
+        same to every check, wherever the rest of the program refers to it."""
+        present = {id(node) for node, _ in new_nodes}
+        for item in kept.values():
+            present.update(item.key)
+        gone: dict[tuple[type, str], list[tuple[Any, Item]]] = {}
+        for key, old in self._items.items():
+            if key in kept:
+                continue
+            for node in old.nodes_:
+                if id(node) not in present and self._owners.get(id(node)) is old:
+                    gone.setdefault((type(node), node.get_code()), []).append((node, old))
+        if not gone:
+            return {}
+        previous: dict[int, StatementBinding] = {}
+        for node, item in new_nodes:
+            same = gone.get((type(node), node.get_code()))
+            if not same:
+                continue
+            old_node, old_item = same.pop(0)
+            item.versions[id(node)] = old_item.versions[id(old_node)]
+            record = self._records.get(id(old_node))
+            if record is not None and record.statement is old_node:
+                previous[id(node)] = record
+        return previous
 
     # ------------------------------------------------------------ diagnostics
 

@@ -243,6 +243,10 @@ class StatementBinding:
     bodies: dict[int, Trace] = field(default_factory=dict)
     # The unit that holds it now.
     unit: UnitBinding | None = field(default=None, repr=False)
+    # Until its walk is made: the record of a statement it replaced with the same text
+    # (the incremental parser reparses the statement before an edit too), whose symbols it
+    # takes over, so that what looked them up is replayed rather than bound again.
+    previous: StatementBinding | None = field(default=None, repr=False)
 
 
 @dataclass(eq=False)
@@ -320,6 +324,7 @@ class Binder:
         records: dict[int, StatementBinding] | None = None,
         touched: set[str] | None = None,
         dropped: list[UnitBinding] | None = None,
+        previous: dict[int, StatementBinding] | None = None,
     ) -> None:
         # ``nodes(cls)``: every node of a class in the module (the rules' shared index).
         self.nodes = nodes or (lambda cls: [n for n in t.iter_nodes(module) if isinstance(n, cls)])
@@ -332,6 +337,12 @@ class Binder:
         # whether their records were let go.
         self.dropped = dropped or []
         self.pruned = False
+        # The records of statements replaced by new ones with the same text, by the new
+        # statement's id.
+        self.previous = previous or {}
+        # While a statement that replaced one is walked: the symbols its predecessor's walk
+        # defined, in order, which its own definitions take over.
+        self._reuse: list[Symbol] | None = None
         self._new_bindings: list[UnitBinding] = []
         scope = program_scope if program_scope is not None else Scope("program", module, None)
         scope.node = module
@@ -385,6 +396,8 @@ class Binder:
                     if record is None or record.statement is not statement:
                         record = self._declarations(statement)
                         self.touched |= record_names(record)
+                        if self.previous:
+                            _take_over(record, self.previous.get(id(statement)))
                     records.append(record)
                 binding = unit.binding = UnitBinding(records)
                 self._redone.add(id(binding))
@@ -545,7 +558,12 @@ class Binder:
                     self.touched |= trace.written()
                 self._trace = trace = Trace()
                 record.bodies = {}
+                previous = record.previous
+                if previous is not None and previous.walk is not None:
+                    self._reuse = previous.walk.definitions[::-1]
+                record.previous = None
                 self._statement(record.statement, program, in_parallel=False)
+                self._reuse = None
                 record.walk = trace
                 self.touched |= trace.written()
                 self.rebound += 1
@@ -665,6 +683,8 @@ class Binder:
         # like one in a `try` or `if` body.
         while scope.kind == "catch" and not symbol.kind.is_scoped and scope.parent is not None:
             scope = scope.parent
+        if self._reuse:
+            symbol = self._taken_over(symbol)
         if scope is self.model.program_scope:
             self._trace.ops.append(("def", symbol.name, symbol))
         symbol.scope = scope
@@ -672,6 +692,18 @@ class Binder:
             scope.symbols[symbol.name] = symbol
         if symbol.kind.is_variable:
             self._trace.definitions.append(symbol)
+
+    def _taken_over(self, symbol: Symbol) -> Symbol:
+        """The predecessor's symbol in the same place of the same text, made to stand for
+        ``symbol`` (the walk of the same text defines the same names in the same order;
+        at the first difference, the rest are new)."""
+        assert self._reuse is not None
+        old = self._reuse.pop()
+        if not _same_definition(old, symbol):
+            self._reuse = None
+            return symbol
+        old.leaf, old.node = symbol.leaf, symbol.node
+        return old
 
     def _enter(self, kind: str, node: Any, parent: Scope) -> Scope:
         scope = Scope(kind, node, parent)
@@ -1070,6 +1102,34 @@ def record_names(record: StatementBinding) -> set[str]:
         if trace is not None:
             names |= trace.written()
     return names
+
+
+def _same_definition(old: Symbol, new: Symbol) -> bool:
+    return (
+        old.name == new.name
+        and old.kind is new.kind
+        and old.implicit == new.implicit
+        and old.exported == new.exported
+    )
+
+
+def _take_over(record: StatementBinding, previous: StatementBinding | None) -> None:
+    """Let ``record`` (of a statement with the same text as ``previous``'s) keep the
+    symbols ``previous`` declared before the walk, pointed at its own nodes, and take
+    over the rest as its walk defines them."""
+    if previous is None:
+        return
+    for mine, theirs in (
+        (record.inputs, previous.inputs),
+        (record.exported, previous.exported),
+        (record.branches, previous.branches),
+    ):
+        for k, (new, old) in enumerate(zip(mine, theirs, strict=False)):
+            if not _same_definition(old, new):
+                break
+            old.leaf, old.node = new.leaf, new.node
+            mine[k] = old
+    record.previous = previous
 
 
 def _joined(traces: list[Trace]) -> Trace:

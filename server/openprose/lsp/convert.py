@@ -186,8 +186,15 @@ class ConvertedDiagnostics:
         self._last: list[_Converted] = []
 
     def convert(
-        self, found: list[Diagnostic], positions: Positions, uri: str, reference: str | None
+        self,
+        found: list[Diagnostic],
+        positions: Positions,
+        uri: str,
+        reference: str | None,
+        ascii_text: bool = False,
     ) -> list[types.Diagnostic]:
+        """``ascii_text``: the document is ASCII, so every column is the same in every
+        encoding and no conversion depends on the text of its lines."""
         if self._settings != (positions.encoding, reference):
             self._settings = (positions.encoding, reference)
             self._known = {}
@@ -195,7 +202,7 @@ class ConvertedDiagnostics:
         kept: dict[Diagnostic, _Converted] = {}
         last = []
         for d in found:
-            lines = tuple(positions.line_text(line - 1) for line in _lines(d))
+            lines = () if ascii_text else tuple(positions.line_text(n - 1) for n in _lines(d))
             entry = known.get(d)
             if entry is None or entry.lines != lines:
                 entry = _Converted(d, lines, diagnostic(d, positions, uri, reference))

@@ -200,7 +200,9 @@ class ProseLanguageServer(LanguageServer):
         doc.published = (doc.version, found)
         positions = self.positions(doc)
         converted = self._converted.setdefault(doc.uri, convert.ConvertedDiagnostics())
-        return converted.convert(found, positions, doc.uri, self.settings.docs_url)
+        return converted.convert(
+            found, positions, doc.uri, self.settings.docs_url, doc.text.isascii()
+        )
 
     def rules_changed(self) -> None:
         """The settings that choose the rules changed: every open document's diagnostics may
