@@ -180,6 +180,24 @@ def test_registry_cache_layouts(tmp_path: Path) -> None:
     assert ContractLoader().resolve(importer, "@acme/other").status is Status.OFFLINE
 
 
+def test_a_loader_lists_the_runs_once_for_its_analysis(tmp_path: Path) -> None:
+    # A loader serves one analysis: the project's runs are listed once for all its
+    # registry imports (a program with 80 of them listed them 80 times per keystroke); the
+    # next analysis's loader sees the runs made since.
+    importer = write(tmp_path / "src" / "main.prose", "")
+    (tmp_path / ".prose").mkdir()
+    loader = ContractLoader()
+    assert loader.resolve(importer, "@acme/research").status is Status.OFFLINE
+    write(
+        tmp_path / ".prose/runs/20260103-090000-cccccc/imports/acme--research/program.prose",
+        'input later: "x"\n',
+    )
+    assert loader.resolve(importer, "@acme/research").status is Status.OFFLINE
+    found = ContractLoader().resolve(importer, "@acme/research")
+    assert found.status is Status.FOUND and found.contract is not None
+    assert [p.name for p in found.contract.inputs] == ["later"]
+
+
 def test_explicit_project_root(tmp_path: Path) -> None:
     write(tmp_path / "elsewhere/.prose/imports/acme--x/program.prose", 'input i: "x"\n')
     loader = ContractLoader(tmp_path / "elsewhere")

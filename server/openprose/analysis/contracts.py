@@ -382,6 +382,11 @@ class ContractLoader:
         self.max_size = max_size  # larger program files are not read (E072)
         self.consulted: set[Path] = set()
         self._roots: dict[Path, Path] = {}
+        # A loader serves one analysis: what it found out about the file system is kept for
+        # its resolutions (a program with many registry imports resolved its own path and
+        # listed its project's runs once per import).
+        self._importers: dict[Path, Path] = {}
+        self._run_ids: dict[Path, list[str]] = {}
 
     def resolve(self, importer: Path | None, text: str) -> Resolution:
         path = classify(text)
@@ -399,7 +404,7 @@ class ContractLoader:
         text = path.text.replace("\\", "/")
         base = Path(text).expanduser() if text.startswith("~/") else Path(text)
         if not base.is_absolute():
-            base = absolute(importer).parent / base
+            base = self._absolute(importer).parent / base
         candidates = [base]
         if not base.name.endswith(".prose"):
             candidates.append(base.with_name(base.name + ".prose"))
@@ -418,11 +423,26 @@ class ContractLoader:
     def _registry(self, importer: Path | None, path: ImportPath) -> Resolution:
         root = self.project_root
         if root is None and importer is not None:
-            root = self._root(absolute(importer))
+            root = self._root(self._absolute(importer))
         if root is not None:
-            for candidate in _cached_copies(root / ".prose", f"{path.handle}--{path.slug}"):
+            state = root / ".prose"
+            directory = f"{path.handle}--{path.slug}"
+            for candidate in _cached_copies(state, directory, self._runs(state)):
                 return self._read(path, absolute(candidate))
         return Resolution(path, Status.OFFLINE, reason="not in the local import cache")
+
+    def _absolute(self, importer: Path) -> Path:
+        found = self._importers.get(importer)
+        if found is None:
+            found = self._importers[importer] = absolute(importer)
+        return found
+
+    def _runs(self, state: Path) -> list[str]:
+        """The ids of the runs in the project state ``state``, newest first."""
+        ids = self._run_ids.get(state)
+        if ids is None:
+            ids = self._run_ids[state] = _run_ids(state / "runs")
+        return ids
 
     def _root(self, importer: Path) -> Path:
         directory = importer.parent
@@ -473,21 +493,24 @@ class ContractLoader:
         return None
 
 
-def _cached_copies(state: Path, directory: str) -> Iterator[Path]:
+def _cached_copies(state: Path, directory: str, run_ids: list[str]) -> Iterator[Path]:
     vendored = state / "imports" / directory / "program.prose"
     if vendored.is_file():
         yield vendored
     runs = state / "runs"
-    if not runs.is_dir():
-        return
-    try:
-        ids = sorted((entry.name for entry in runs.iterdir()), reverse=True)
-    except OSError:
-        return
-    for run in ids:
+    for run in run_ids:
         copy = runs / run / "imports" / directory / "program.prose"
         if copy.is_file():
             yield copy
+
+
+def _run_ids(runs: Path) -> list[str]:
+    if not runs.is_dir():
+        return []
+    try:
+        return sorted((entry.name for entry in runs.iterdir()), reverse=True)
+    except OSError:
+        return []
 
 
 def absolute(path: Path) -> Path:
