@@ -43,6 +43,7 @@ of them changes.
 from __future__ import annotations
 
 import enum
+import os
 import re
 import threading
 from collections.abc import Callable, Iterator
@@ -494,14 +495,16 @@ class ContractLoader:
 
 
 def _cached_copies(state: Path, directory: str, run_ids: list[str]) -> Iterator[Path]:
-    vendored = state / "imports" / directory / "program.prose"
-    if vendored.is_file():
-        yield vendored
-    runs = state / "runs"
+    # Strings, not paths: this runs for every registry import of every analysis.
+    base = os.fspath(state)
+    vendored = os.path.join(base, "imports", directory, "program.prose")
+    if os.path.isfile(vendored):
+        yield Path(vendored)
+    runs = os.path.join(base, "runs")
     for run in run_ids:
-        copy = runs / run / "imports" / directory / "program.prose"
-        if copy.is_file():
-            yield copy
+        copy = os.path.join(runs, run, "imports", directory, "program.prose")
+        if os.path.isfile(copy):
+            yield Path(copy)
 
 
 def _run_ids(runs: Path) -> list[str]:
