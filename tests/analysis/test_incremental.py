@@ -159,6 +159,23 @@ def test_a_statement_reparsed_with_the_same_text_keeps_its_symbols() -> None:
     assert_coherent(model)
 
 
+def test_renaming_a_skill_with_spaces_reaches_its_uses_far_below() -> None:
+    # A run keeps the words of its strings, not their whole texts when they hold spaces:
+    # a changed name that is such a text may be used in any run.
+    text = (
+        'import " web search " from "./skills/web"\n\n'
+        + 'session "filler"\n' * 300
+        + 'agent a:\n  skills: [" web search "]\n'
+    )
+    document, incremental = analysed(text)
+    before = edited(document, incremental, (0, 0), (0, 0), "")
+    assert "W007" not in [d.code for d in before]
+    found = edited(document, incremental, (0, 12), (0, 18), "find")
+    want = diagnostics_of(prepare(parse(document.text)))
+    assert diagnostics_view(found) == diagnostics_view(want)
+    assert "W007" in [d.code for d in found]
+
+
 def test_renaming_an_agent_reaches_its_sessions_far_below() -> None:
     text = "agent writer:\n  model: sonnet\n\n" + 'session "filler"\n' * 400 + "session: writer\n"
     document, incremental = analysed(text)

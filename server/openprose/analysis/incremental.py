@@ -59,6 +59,17 @@ from openprose.syntax.issues import reported_whole, to_diagnostics
 # Words a local check may look a name up by: identifiers, and the words and whole texts
 # of strings (a skill is named by a string, an interpolation by a word inside one).
 _WORD = re.compile(r"[A-Za-z_][\w-]*")
+# Leaves that are never a name (their values are not kept among a run's words).
+_PUNCTUATION = (t.Operator, t.Newline, t.EndMarker)
+_SPACE = re.compile(r"\s")
+
+
+def _kept_word(text: str) -> bool:
+    """Whether a string's whole text is kept among its run's words (a prompt is not:
+    keeping a copy of every prompt took more memory than the rest of the bookkeeping)."""
+    return len(text) <= 64 and _SPACE.search(text) is None
+
+
 _T = TypeVar("_T")
 
 
@@ -413,6 +424,9 @@ class IncrementalAnalysis:
                 yield
             ctx._memo["rules.ran"] = True
         changed = self._changed_names(ctx)
+        # A name no run keeps among its words (a long text, or one with spaces, that a
+        # string may name a skill by) may be anywhere.
+        everywhere = any(not _kept_word(name) for name in changed)
         live = {id(item) for item in self._current}
         # Decided before any pause: a run that must be checked again is marked so now, and
         # stays marked if this is closed before its turn.
@@ -420,7 +434,7 @@ class IncrementalAnalysis:
             local = item.local
             if local is not None and (
                 local.anchors is None
-                or (changed and not changed.isdisjoint(self._words(item)))
+                or (changed and (everywhere or not changed.isdisjoint(self._words(item))))
                 or any(id(anchor[0]) not in live for anchor in local.anchors)
             ):
                 item.local = None
@@ -508,12 +522,13 @@ class IncrementalAnalysis:
         if item.words is None:
             words: set[str] = set()
             for leaf in (leaf for node in item.nodes_ for leaf in t.iter_leaves(node)):
-                value = leaf.value
                 if type(leaf) is t.String:
-                    words.add(leaf.text.strip())
-                    words.update(_WORD.findall(value))
-                else:
-                    words.add(value)
+                    words.update(_WORD.findall(leaf.value))
+                    text = leaf.text.strip()
+                    if _kept_word(text):
+                        words.add(text)
+                elif type(leaf) not in _PUNCTUATION:
+                    words.add(leaf.value)
             item.words = frozenset(words)
         return item.words
 

@@ -60,7 +60,7 @@ _NOT_VARIABLES = (Kind.AGENT, Kind.BLOCK, Kind.PROGRAM)
 _SCOPED = (Kind.LOOP, Kind.INDEX, Kind.PIPELINE, Kind.ERROR, Kind.PARAMETER)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Symbol:
     name: str
     kind: Kind
@@ -79,7 +79,7 @@ class Symbol:
         return position
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Scope:
     kind: str  # "program", "block", "loop", "pipeline", "catch"
     node: Any
@@ -185,7 +185,7 @@ def import_alias(use: t.UseStatement) -> str | None:
     return name or None
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Trace:
     """What binding one top-level item (or one block body) did, so that it can be replayed
     instead of redone when everything it read from outside is unchanged.
@@ -226,7 +226,7 @@ class Trace:
         return {op[1] for op in self.writes()}
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class StatementBinding:
     """The binder's record of one top-level statement: what it declares before the walk
     (agents, programs, inputs, blocks and their exported results), the trace of its walk,
@@ -249,7 +249,7 @@ class StatementBinding:
     previous: StatementBinding | None = field(default=None, repr=False)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class UnitBinding:
     """The records of a run of consecutive statements, and the same put end to end, so
     that an unchanged run is replayed in one pass (its statements one by one otherwise)."""
@@ -280,7 +280,7 @@ class UnitBinding:
             self.branches += record.branches
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Part:
     """What the model holds of some of the program's top-level statements."""
 

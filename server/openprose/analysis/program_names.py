@@ -64,22 +64,37 @@ class NameIndex:
     the runs made, redone or dropped are added or taken out)."""
 
     def __init__(self) -> None:
-        self._runs: dict[str, set[RunNames]] = {}
+        # A name most programs declare once maps to its run; one declared by several runs
+        # to their set (a set per name took half a megabyte on 10,000 lines).
+        self._runs: dict[str, RunNames | set[RunNames]] = {}
 
     def add(self, run: RunNames) -> None:
+        runs = self._runs
         for name in run.declared:
-            self._runs.setdefault(name, set()).add(run)
+            found = runs.get(name)
+            if found is None:
+                runs[name] = run
+            elif isinstance(found, set):
+                found.add(run)
+            elif found is not run:
+                runs[name] = {found, run}
 
     def remove(self, run: RunNames) -> None:
+        runs = self._runs
         for name in run.declared:
-            runs = self._runs.get(name)
-            if runs is not None:
-                runs.discard(run)
-                if not runs:
-                    del self._runs[name]
+            found = runs.get(name)
+            if found is run:
+                del runs[name]
+            elif isinstance(found, set):
+                found.discard(run)
+                if len(found) == 1:
+                    runs[name] = next(iter(found))
 
-    def runs_of(self, name: str) -> set[RunNames]:
-        return self._runs.get(name, set())
+    def runs_of(self, name: str) -> Set[RunNames]:
+        found = self._runs.get(name)
+        if found is None:
+            return frozenset()
+        return found if isinstance(found, set) else frozenset((found,))
 
     def names(self) -> set[str]:
         return set(self._runs)
