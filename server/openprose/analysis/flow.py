@@ -8,11 +8,11 @@ other, and the branches of a ``parallel`` run concurrently (neither is before th
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from openprose.analysis.context import Context
+from openprose.analysis.context import Context, NodeIndex
 from openprose.syntax import tree as t
 
 # Constructs whose body runs more than once.
@@ -48,6 +48,8 @@ def runs(ctx: Context, kinds: tuple[type, ...], agents: Collection[str] | None =
     instances = [0]
     invoked: set[int] = set()
     calls: dict[int, int] = {}
+    # A block's statements' events, walked once however many times the block is inlined.
+    bodies: dict[int, list[tuple[bool, Any]]] = {}
 
     def play(
         events: list[tuple[bool, Any]], instance: int, outer: Chain, active: tuple[int, ...]
@@ -79,13 +81,16 @@ def runs(ctx: Context, kinds: tuple[type, ...], agents: Collection[str] | None =
             for statement in block.body_statements():
                 # The instance as it is now: a statement before may have inlined a block.
                 play(
-                    _body_events(ctx, block, statement, kinds),
+                    _body_events(ctx, block, statement, kinds, bodies),
                     instances[0],
                     call,
                     (*active, id(block)),
                 )
 
-    for group in ctx.index.groups():
+    for group in _chunks(ctx):
+        if count >= MAX_RUNS:
+            # Nothing after the bound is played: the rest of the program is not even walked.
+            return found
         events, summary = _memo_events(ctx, group, kinds)
         if agents is not None and not summary.inlines:
             # Nothing here runs a block: its runs are the same whatever comes before them
@@ -100,13 +105,50 @@ def runs(ctx: Context, kinds: tuple[type, ...], agents: Collection[str] | None =
         play(events, 0, [], ())
     # Blocks no `do` reaches still get checked, as if run at the end of the program.
     for block in ctx.nodes(t.BlockDefinition):
+        if count >= MAX_RUNS:
+            break
         if id(block) not in invoked:
             instances[0] += 1
             outer = _chain(block, 0, [])
             outer.insert(0, ((0, id(block)), block))
             for statement in block.body_statements():
-                play(_body_events(ctx, block, statement, kinds), instances[0], outer, (id(block),))
+                play(
+                    _body_events(ctx, block, statement, kinds, bodies),
+                    instances[0],
+                    outer,
+                    (id(block),),
+                )
     return found
+
+
+def _chunks(ctx: Context) -> Iterator[list[Any]]:
+    """The index's groups cut into runs of at most ``_CHUNK`` items: a whole program is one
+    group, and runs stop counting at ``MAX_RUNS``, so the items after that need no walk.  A
+    chunk without ``do`` is played as its group would play it (see ``runs``), so cutting
+    changes no run."""
+    index = ctx.index
+    if type(index) is NodeIndex and not isinstance(index.module, list):
+        # The module's items are its one group: taken as they come, not listed first.
+        chunk: list[Any] = []
+        for child in index.module.children:
+            if hasattr(child, "children"):
+                chunk.append(child)
+                if len(chunk) == _CHUNK:
+                    yield chunk
+                    chunk = []
+        if chunk:
+            yield chunk
+        return
+    for group in index.groups():
+        if len(group) <= _CHUNK:
+            yield group
+            continue
+        for start in range(0, len(group), _CHUNK):
+            yield group[start : start + _CHUNK]
+
+
+# As many items as the runs of an incremental analysis hold at most: its groups stay whole.
+_CHUNK = 64
 
 
 def _memo_events(
@@ -159,11 +201,18 @@ def _group_events(
 
 
 def _body_events(
-    ctx: Context, block: Any, statement: Any, kinds: tuple[type, ...]
+    ctx: Context,
+    block: Any,
+    statement: Any,
+    kinds: tuple[type, ...],
+    bodies: dict[int, list[tuple[bool, Any]]],
 ) -> list[tuple[bool, Any]]:
-    return ctx.index.item_memo(
-        t.top_level(block), ("flow", kinds, id(statement)), lambda: _events(statement, kinds)
-    )
+    found = bodies.get(id(statement))
+    if found is None:
+        found = bodies[id(statement)] = ctx.index.item_memo(
+            t.top_level(block), ("flow", kinds, id(statement)), lambda: _events(statement, kinds)
+        )
+    return found
 
 
 def _events(root: Any, kinds: tuple[type, ...]) -> list[tuple[bool, Any]]:

@@ -33,14 +33,33 @@ def check(ctx: Context) -> None:
 
 
 def check_program(ctx: Context) -> None:
-    # Memory only matters for persistent agents: most programs have none.
-    if any(a.get_property("persist") is not None for a in ctx.nodes(t.AgentDefinition)):
-        _memory(ctx)
+    # Only the sessions of agents that keep memory are judged: most programs have none.
+    kept_by = {}
+    for name, agents in ctx.model.agents.items():
+        agent = agents[0]
+        if persist_property(agent) is not None:
+            kept = _persistence_of(ctx, agent)
+            if kept is not None:
+                kept_by[name] = kept
+    if kept_by:
+        _memory(ctx, kept_by)
+
+
+def persist_property(agent: t.AgentDefinition) -> t.Property | None:
+    """``agent.get_property("persist")``, without building the list of its properties (every
+    agent of every program is asked)."""
+    for child in agent.children:
+        if isinstance(child, t.PropertyBlock):
+            for prop in child.children:
+                if isinstance(prop, t.Property) and prop.children[0].value == "persist":
+                    return prop
+            return None
+    return None
 
 
 def persistence(agent: t.AgentDefinition) -> Persistence | None:
     """Where the agent keeps its memory (None: it keeps none)."""
-    prop = agent.get_property("persist")
+    prop = persist_property(agent)
     if prop is None:
         return None
     # A line with a syntax error has no value to judge: the parser reported it.
@@ -61,13 +80,7 @@ def _persistence_of(ctx: Context, agent: t.AgentDefinition) -> Persistence | Non
     return ctx.index.item_memo(agent, "persistence", lambda: persistence(agent))
 
 
-def _memory(ctx: Context) -> None:
-    # Only the sessions of agents that keep memory are judged.
-    kept_by = {
-        name: kept
-        for name, agents in ctx.model.agents.items()
-        if (kept := _persistence_of(ctx, agents[0])) is not None
-    }
+def _memory(ctx: Context, kept_by: dict[str, Persistence]) -> None:
     runs = flow.runs(ctx, (t.Session, t.Resume), kept_by)
     by_agent: dict[str, list[flow.Run]] = {}
     for run in runs:

@@ -40,21 +40,66 @@ def check(ctx: Context) -> None:
 
 
 def check_local(ctx: Context) -> None:
-    for node in ctx.nodes(t.AgentDefinition, t.Session, t.Resume):
-        if isinstance(node, t.AgentDefinition):
-            _agent(ctx, node)
-        else:
-            _session(ctx, node)
-            if isinstance(node, t.Resume):
-                _resume_needs_persist(ctx, node)
+    # Each class on its own: one query of the three would sort them together by position.
+    for agent in ctx.nodes(t.AgentDefinition):
+        _agent(ctx, agent)
+    # Sessions are a third of the statements of a program, and most have a plain prompt and
+    # few properties: what ``_session`` does, with their common case inline.
+    string = t.String
+    block_class = t.PropertyBlock
+    isspace = str.isspace
+    for session in ctx.nodes(t.Session):
+        children = session.children
+        if len(children) > 1:
+            prompt = children[1]  # `session.prompt`: the string right after the keyword
+            if type(prompt) is string:
+                value = prompt.value
+                if not (
+                    2 < len(value) <= MAX_PROMPT
+                    and value[1] not in _NOT_PLAIN
+                    and not isspace(value[1])
+                ):
+                    _session_prompt(ctx, prompt)
+        for child in children:
+            if type(child) is block_class:
+                _session_properties(ctx, session, child)
+                break
+    for resume in ctx.nodes(t.Resume):
+        _session(ctx, resume)
+        _resume_needs_persist(ctx, resume)
 
 
 def _value(prop: t.Property) -> Any:
     """The value to check, or None when absent or when the line has a syntax error (the
     parser reported it already)."""
-    if any(isinstance(c, t.ErrorNode) for c in prop.children):
-        return None
+    children = prop.children
+    for child in children:
+        if isinstance(child, t.ErrorNode):
+            return None
+    if len(children) > 2 and type(children[1]) is t.Operator:
+        # `name: value`, the usual shape: the value follows the first operator.
+        value = children[2]
+        return value if isinstance(value, t.Expression) else None
     return prop.value
+
+
+def _block_of(node: Any) -> t.PropertyBlock | None:
+    """``node.property_block`` (every session and agent is asked)."""
+    for child in node.children:
+        if isinstance(child, t.PropertyBlock):
+            return child
+    return None
+
+
+def _plain_text(value: str) -> bool:
+    """Whether a string literal written as ``value`` certainly holds text that is neither
+    blank nor longer than ``MAX_PROMPT`` (most prompts: their checks can be skipped)."""
+    # Its first character is text, neither a quote (a triple-quoted prompt), a backslash (an
+    # escape) nor a space; decoding only shortens the body.
+    return 2 < len(value) <= MAX_PROMPT and value[1] not in _NOT_PLAIN and not value[1].isspace()
+
+
+_NOT_PLAIN = frozenset('"\\')
 
 
 def _word(value: Any) -> str | None:
@@ -88,13 +133,14 @@ def _duplicates(ctx: Context, props: list[t.Property]) -> None:
     ``context:`` block is outside the grammar: its labels may repeat)."""
     first: dict[str, t.Property] = {}
     for prop in props:
-        name = prop.name
+        leaf = prop.children[0]  # `prop.name_leaf`
+        name = leaf.value
         earlier = first.setdefault(name, prop)
         if earlier is not prop:
             ctx.report(
                 "E009",
                 f"property `{name}` is already specified",
-                prop.name_leaf,
+                leaf,
                 related=(("first specified here", earlier.name_leaf),),
             )
         if name == "permissions" and prop.block is not None:
@@ -160,7 +206,7 @@ def _one_word_of(
 
 def _prompt_property(ctx: Context, prop: t.Property, session: bool) -> None:
     value = _value(prop)
-    if not isinstance(value, t.String) or not value.is_terminated:
+    if not isinstance(value, t.String) or _plain_text(value.value) or not value.is_terminated:
         return
     text = value.text
     if not text.strip():
@@ -233,12 +279,14 @@ def _imported(ctx: Context) -> Set[str]:
 
 def imported_names(ctx: Context) -> Set[str]:
     names = set(ctx.model.programs)
-    for node in ctx.nodes(t.UseStatement, t.ImportStatement):
-        if isinstance(node, t.UseStatement) and node.path is not None:
-            segment = node.path.text.strip().rstrip("/").rsplit("/", 1)[-1]
+    # Two queries: one of both classes would sort them together, and a set has no order.
+    for use in ctx.nodes(t.UseStatement):
+        if use.path is not None:
+            segment = use.path.text.strip().rstrip("/").rsplit("/", 1)[-1]
             names.add(segment.removesuffix(".prose"))
-        elif isinstance(node, t.ImportStatement) and node.name is not None:
-            names.add(node.name.text)
+    for legacy in ctx.nodes(t.ImportStatement):
+        if legacy.name is not None:
+            names.add(legacy.name.text)
     return frozenset(names)
 
 
@@ -317,29 +365,42 @@ def _permission_value(ctx: Context, permission: t.Property) -> None:
 
 
 def _session(ctx: Context, node: t.Session | t.Resume) -> None:
-    if isinstance(node, t.Session):
-        prompt = node.prompt
-        if prompt is not None and prompt.is_terminated:
-            text = prompt.text
-            if not text:
-                ctx.report("W001", "session has an empty prompt", prompt)
-            elif not text.strip():
-                ctx.report("W002", "session prompt contains only whitespace", prompt)
-            elif len(text) > MAX_PROMPT:
-                _long_prompt(ctx, prompt, len(text))
-    props = node.properties()
+    children = node.children
+    if type(node) is t.Session and len(children) > 1:
+        prompt = children[1]  # `node.prompt`: the string right after the keyword
+        if isinstance(prompt, t.String) and not _plain_text(prompt.value):
+            _session_prompt(ctx, prompt)
+    block = _block_of(node)
+    if block is not None:
+        _session_properties(ctx, node, block)
+
+
+def _session_prompt(ctx: Context, prompt: t.String) -> None:
+    if not prompt.is_terminated:
+        return
+    text = prompt.text
+    if not text:
+        ctx.report("W001", "session has an empty prompt", prompt)
+    elif not text.strip():
+        ctx.report("W002", "session prompt contains only whitespace", prompt)
+    elif len(text) > MAX_PROMPT:
+        _long_prompt(ctx, prompt, len(text))
+
+
+def _session_properties(ctx: Context, node: t.Session | t.Resume, block: t.PropertyBlock) -> None:
+    props = block.properties()
     _duplicates(ctx, props)
     statement = "resume" if isinstance(node, t.Resume) else "session"
     retry: t.Property | None = None
     backoff: t.Property | None = None
     for prop in props:
-        name = prop.name
-        if name == "model":
+        name = prop.children[0].value  # `prop.name`
+        if name == "context":
+            pass  # the names rules check the variables
+        elif name == "model":
             _model(ctx, prop)
         elif name == "prompt":
             _prompt_property(ctx, prop, session=True)
-        elif name == "context":
-            pass  # the names rules check the variables
         elif name == "retry":
             retry = retry or prop
             _retry(ctx, prop)
