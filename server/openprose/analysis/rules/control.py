@@ -54,7 +54,7 @@ def check_local(ctx: Context) -> None:
     for node in ctx.nodes(t.DoInvocation):
         _arguments(ctx, node)
     for node in ctx.nodes(t.Property):
-        if node.name == "context":
+        if node.children[0].value == "context":  # `node.name`, asked of every property
             _context(ctx, node)
 
 
@@ -161,8 +161,12 @@ def _parallel(ctx: Context, node: t.Parallel) -> None:
             message = 'invalid join strategy: must be "all", "first" or "any"'
         ctx.report("E055", message, item)
         invalid = True
+    first = strategy is not None and strategy.text == "first"
+    if not first and (count is None or invalid):
+        return  # the number of branches is not needed
     branches = len(node.body_statements())
-    if strategy is not None and strategy.text == "first" and branches == 1:
+    if first and branches == 1:
+        assert strategy is not None
         ctx.report(
             "W032",
             'a "first" join with a single branch: a race needs at least two branches',
@@ -389,7 +393,14 @@ def _arguments(ctx: Context, node: t.DoInvocation) -> None:
 
 
 def _context(ctx: Context, prop: t.Property) -> None:
-    value = prop.value
+    children = prop.children
+    if len(children) > 2 and type(children[1]) is t.Operator:
+        # `prop.value` of the usual `context: value`: what follows the first operator.
+        value = children[2]
+    else:
+        value = prop.value
+    if type(value) is t.Name:
+        return  # a variable: the usual context
     if isinstance(value, t.ArrayLiteral):
         for element in value.elements():
             if not _reference(element):

@@ -38,6 +38,8 @@ _TRAILING_PATH = re.compile(rf"(?<![\w.-])({_NAME})(?:\.{_NAME})*$")
 # What follows a variable in braces that reads as code: a call, an index, an operator.
 _CODE_CHARACTERS = frozenset("+-*/%()[]<>=!|&?.")
 _BRACE = re.compile(r"[{}]")
+# A string body whose only braces are those of valid interpolations.
+_ONLY_INTERPOLATIONS = re.compile(rf"[^{{}}]*(?:\{{{_NAME}(?:\.{_NAME})*\}}[^{{}}]*)*")
 _DOUBLED = re.compile(rf"\{{\{{\s*({_NAME})(?:\.{_NAME})*\s*\}}\}}")
 
 
@@ -50,13 +52,20 @@ def check_local(ctx: Context) -> None:
         _legacy_import(ctx, node)
     for node in ctx.nodes(t.OutputBinding):
         _unnamed_output(ctx, node)
+    block = t.PropertyBlock
     for node in ctx.nodes(t.Session):
-        _session_without_colon(ctx, node)
+        children = node.children
+        # Only a session whose properties follow its keyword (no `:`, no prompt) is asked.
+        if len(children) > 1 and isinstance(children[1], block):
+            _session_without_colon(ctx, node)
     in_condition: set[int] = set()  # ids of nodes reported as W029 (and their subtrees)
-    for node in ctx.nodes(t.IfStatement, t.ElifClause, t.ChoiceStatement, t.Loop):
-        condition = node.criteria if isinstance(node, t.ChoiceStatement) else node.condition
-        if condition is not None and not isinstance(condition, t.Operator | t.Keyword):
-            _condition(ctx, condition, in_condition)
+    # A query of each class: one of the four would sort them together, and the order they
+    # are met in changes nothing (each reports at its own condition).
+    for kind in (t.IfStatement, t.ElifClause, t.ChoiceStatement, t.Loop):
+        for node in ctx.nodes(kind):
+            condition = node.criteria if kind is t.ChoiceStatement else node.condition
+            if condition is not None and not isinstance(condition, t.Operator | t.Keyword):
+                _condition(ctx, condition, in_condition)
     _objects(ctx)
     _expressions(ctx, in_condition)
     _interpolations(ctx)
@@ -171,27 +180,33 @@ def _objects(ctx: Context) -> None:
 
 
 def _expressions(ctx: Context, in_condition: set[int]) -> None:
+    # One query of the five (programs hold few of them, so sorting them costs less than
+    # five queries); whether one is reported depends on its ancestors and on W029 only.
     for node in ctx.nodes(*_OUTSIDE):
-        if _covered(node, in_condition):
-            continue
-        if isinstance(node, _OPERATORS) and _is_condition(node):
-            continue  # a condition: W029 (or a discretion combination)
-        if isinstance(node, t.BinaryExpression):
-            message = (
-                f"`{_code(node)}` is outside the grammar (there is no arithmetic): "
-                "ask a session for the value, or accumulate a list with `reduce`"
-            )
-        elif isinstance(node, t.Subscript):
-            message = (
-                f"`{_code(node)}` is outside the grammar (there is no indexing): pass the "
-                "whole value as context and say in the prompt which element to use"
-            )
-        else:
-            message = (
-                f"`{_code(node)}` is outside the grammar (values are not compared or "
-                "combined): use it as a condition, `if **...**:`, or ask a session"
-            )
-        ctx.report("W030", message, node)
+        _expression(ctx, node, in_condition)
+
+
+def _expression(ctx: Context, node: Any, in_condition: set[int]) -> None:
+    if _covered(node, in_condition):
+        return
+    if isinstance(node, _OPERATORS) and _is_condition(node):
+        return  # a condition: W029 (or a discretion combination)
+    if isinstance(node, t.BinaryExpression):
+        message = (
+            f"`{_code(node)}` is outside the grammar (there is no arithmetic): "
+            "ask a session for the value, or accumulate a list with `reduce`"
+        )
+    elif isinstance(node, t.Subscript):
+        message = (
+            f"`{_code(node)}` is outside the grammar (there is no indexing): pass the "
+            "whole value as context and say in the prompt which element to use"
+        )
+    else:
+        message = (
+            f"`{_code(node)}` is outside the grammar (values are not compared or "
+            "combined): use it as a condition, `if **...**:`, or ask a session"
+        )
+    ctx.report("W030", message, node)
 
 
 def _covered(node: Any, reported: set[int]) -> bool:
@@ -226,9 +241,20 @@ def _interpolations(ctx: Context) -> None:
     defined = ctx.program_fact(defined_names)
     if not defined:
         return
+    only_interpolations = _ONLY_INTERPOLATIONS.fullmatch
     for leaf in ctx.strings():
-        if not leaf.is_triple and ("{" in leaf.value or "}" in leaf.value):
-            _string(ctx, leaf, defined)
+        value = leaf.value
+        if ("{" not in value and "}" not in value) or value.startswith('"""'):
+            continue
+        if (
+            "\\" not in value
+            and len(value) > 1
+            and value[-1] == '"'
+            and only_interpolations(value, 1, len(value) - 1)
+        ):
+            # Terminated, no escape, and every brace in a valid `{name}`: nothing to report.
+            continue
+        _string(ctx, leaf, defined)
 
 
 def defined_names(ctx: Context) -> Set[str]:

@@ -49,10 +49,12 @@ def check(ctx: Context) -> None:
 
 
 def check_local(ctx: Context) -> None:
-    _agents_and_blocks(ctx)
+    agents = _agents(ctx)
+    blocks = _blocks(ctx)
+    _agents_and_blocks(ctx, agents, blocks)
     _variables(ctx)
     _references(ctx)
-    _reserved_words(ctx)
+    _reserved_words(ctx, agents, blocks)
 
 
 def definitions_by_name(ctx: Context) -> Mapping[str, list[Symbol]]:
@@ -68,42 +70,51 @@ def nested_by_name(ctx: Context) -> Mapping[str, t.AgentDefinition]:
     return {n.name: n for n in reversed(nested_agents(ctx)) if n.name}
 
 
-def _agents(ctx: Context) -> list[t.AgentDefinition]:
+# A definition with its name leaf and its name (each asked once: the leaf is looked for).
+Named = tuple[Any, t.Name, str]
+
+
+def _agents(ctx: Context) -> list[Named]:
     """The agents the context holds that the program collects (duplicates included)."""
     collected = ctx.model.agents
-    return [
-        n
-        for n in ctx.nodes(t.AgentDefinition)
-        if n.name and any(n is a for a in collected.get(n.name, ()))
-    ]
+    found: list[Named] = []
+    for node in ctx.nodes(t.AgentDefinition):
+        leaf = node.name_leaf
+        if leaf is None or not leaf.value:
+            continue
+        name = leaf.value
+        if any(node is a for a in collected.get(name, ())):
+            found.append((node, leaf, name))
+    return found
 
 
-def _blocks(ctx: Context) -> list[t.BlockDefinition]:
-    return [n for n in ctx.nodes(t.BlockDefinition) if n.name]
+def _blocks(ctx: Context) -> list[Named]:
+    found: list[Named] = []
+    for node in ctx.nodes(t.BlockDefinition):
+        leaf = node.name_leaf
+        if leaf is not None and leaf.value:
+            found.append((node, leaf, leaf.value))
+    return found
 
 
-def _agents_and_blocks(ctx: Context) -> None:
+def _agents_and_blocks(ctx: Context, agents: list[Named], blocks: list[Named]) -> None:
     model = ctx.model
-    for duplicate in _agents(ctx):
-        name = duplicate.name
-        assert name is not None
+    for duplicate, leaf, name in agents:
         first = model.agents[name][0]
         if duplicate is not first:
             ctx.report(
                 "E006",
                 f"agent `{name}` is already defined",
-                duplicate.name_leaf,
+                leaf,
                 related=(("first defined here", first.name_leaf),),
             )
-    for block in _blocks(ctx):
-        name = block.name
-        assert name is not None
+    for block, leaf, name in blocks:
         first_block = model.blocks[name][0]
         if block is not first_block:
             ctx.report(
                 "E052",
                 f"block `{name}` is already defined",
-                block.name_leaf,
+                leaf,
                 related=(("first defined here", first_block.name_leaf),),
             )
         agent = model.agent(name)
@@ -111,7 +122,7 @@ def _agents_and_blocks(ctx: Context) -> None:
             ctx.report(
                 "E053",
                 f"block name `{name}` conflicts with agent name",
-                block.name_leaf,
+                leaf,
                 related=(("the agent is defined here", agent.name_leaf),),
             )
         if not isinstance(block.parent, t.Module):
@@ -119,7 +130,7 @@ def _agents_and_blocks(ctx: Context) -> None:
                 "E069",
                 f"block `{name}` must be defined at the top level of the program, "
                 "not inside another statement",
-                block.name_leaf,
+                leaf,
             )
     nested = ctx.program_fact(nested_by_name)
     part = ctx.part
@@ -152,20 +163,23 @@ def _variables(ctx: Context) -> None:
     model = ctx.model
     program_names = model.program_scope.symbols
     by_name = ctx.program_fact(definitions_by_name)
+    agents = model.agents
+    output = Kind.OUTPUT
     for symbol in ctx.part.definitions:
         name = symbol.name
-        agent = model.agent(name)
-        if agent is not None and not symbol.kind.is_scoped:
+        kind = symbol.kind
+        if kind in _SCOPED_KINDS:  # `kind.is_scoped`
+            _shadowing(ctx, symbol, program_names)
+            continue
+        found = agents.get(name)  # `model.agent(name)`
+        if found:
             ctx.report(
                 "E049",
                 f"variable name `{name}` conflicts with agent name",
                 symbol.leaf,
-                related=(("the agent is defined here", agent.name_leaf),),
+                related=(("the agent is defined here", found[0].name_leaf),),
             )
-        if symbol.kind.is_scoped:
-            _shadowing(ctx, symbol, program_names)
-            continue
-        if symbol.exported or _reexport(symbol):
+        if symbol.exported or (kind is output and _reexport(symbol)):
             continue
         scoped = _scoped_namesake(symbol)
         if scoped is not None:
@@ -196,7 +210,11 @@ def _variables(ctx: Context) -> None:
 def _scoped_namesake(symbol: Symbol) -> Symbol | None:
     """The loop, pipeline, parameter or error variable a variable's name already means."""
     scoped = symbol.scope.lookup(symbol.name) if symbol.scope is not None else None
-    return scoped if scoped is not None and scoped.kind.is_scoped else None
+    return scoped if scoped is not None and scoped.kind in _SCOPED_KINDS else None
+
+
+# `Kind.is_scoped`, told once per kind: every definition asks.
+_SCOPED_KINDS = frozenset(kind for kind in Kind if kind.is_scoped)
 
 
 def _counted(symbol: Symbol) -> bool:
@@ -343,12 +361,13 @@ def _reassignment(ctx: Context, reference: Reference) -> None:
     )
 
 
-def _reserved_words(ctx: Context) -> None:
+def _reserved_words(ctx: Context, agents: list[Named], blocks: list[Named]) -> None:
     named: list[Any] = [s.leaf for s in ctx.part.definitions if not s.implicit]
-    named += [a.name_leaf for a in _agents(ctx)]
-    named += [b.name_leaf for b in _blocks(ctx)]
+    named += [leaf for _, leaf, _ in agents]
+    named += [leaf for _, leaf, _ in blocks]
+    reserved = RESERVED_WORDS
     for leaf in named:
-        if leaf is not None and leaf.value in RESERVED_WORDS:
+        if leaf is not None and leaf.value in reserved:
             ctx.report(
                 "E068",
                 f"`{leaf.value}` is a reserved word and cannot be used as a name",

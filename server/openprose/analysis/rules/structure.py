@@ -44,13 +44,15 @@ def check_program(ctx: Context) -> None:
 
 
 def _imports_at_top_level(ctx: Context) -> None:
-    for node in ctx.nodes(t.UseStatement, t.ImportStatement):
-        if not isinstance(node.parent, t.Module):
-            ctx.report(
-                "E073",
-                "imports must be at the top level of the program, not inside another statement",
-                node.children[0],
-            )
+    # A query of each class, as the other rules ask (no sort of the two together).
+    for kind in (t.UseStatement, t.ImportStatement):
+        for node in ctx.nodes(kind):
+            if not isinstance(node.parent, t.Module):
+                ctx.report(
+                    "E073",
+                    "imports must be at the top level of the program, not inside another statement",
+                    node.children[0],
+                )
 
 
 def _agents_at_top_level(ctx: Context) -> None:
