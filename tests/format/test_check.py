@@ -317,3 +317,11 @@ def _leaves(text: str) -> Iterator[Any]:
     for leaf in t.iter_leaves(module):
         if not isinstance(leaf, t.Newline | t.EndMarker):
             yield leaf
+
+
+def test_a_statement_moved_out_of_the_end_of_its_block_is_refused() -> None:
+    # The node types in order are the same (the statement, then `else` as a misplaced
+    # clause), so the check must see where each node ends.
+    moved = PROGRAM.replace('    session "Notify {topic}"\n', '  session "Notify {topic}"\n')
+    assert check.full_check(parse(PROGRAM), moved, True) is not None
+    assert skeleton(parse(moved)) != skeleton(parse(PROGRAM))

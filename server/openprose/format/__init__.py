@@ -1,8 +1,9 @@
 """The canonical form of OpenProse programs: `prose fmt`, `prose compile`, editor formatting.
 
-``format_text`` prints the canonical form and then checks, by parsing again the parts of its
-output that differ from the input (check.py), that the program's structure, tokens and
-comments are unchanged; if that check ever failed, the original text is returned untouched
+``format_text`` prints the canonical form and then checks that the program's structure,
+tokens and comments are unchanged: by showing its output has the input's stream of logical
+lines and tokens (tokens.py), or else by parsing again the parts of its output that differ
+from the input (check.py); if that check ever failed, the original text is returned untouched
 with a message (it never has in the corpus or the property tests, but formatting runs on
 every save, so it must never be the thing that loses work).
 """
@@ -16,6 +17,7 @@ from openprose.format.check import comments, verify
 from openprose.format.check import skeleton as _skeleton
 from openprose.format.diff import line_diff, split_lines
 from openprose.format.printer import Printer, line_ending
+from openprose.format.tokens import same_tokens
 from openprose.syntax import parse
 from openprose.syntax import tree as t
 from openprose.syntax.reparse import release
@@ -92,7 +94,7 @@ def _print_and_spans(
     printer.module(module)
     out, starts = printer.text_and_starts()
     unformatted = len(printer.broken)
-    if options.verify and out != text:
+    if options.verify and out != text and not same_tokens(module, out, options.keep_comments):
         problem = verify(module, text, out, starts, options.keep_comments)
         if problem is not None:
             refused = FormatResult(

@@ -98,21 +98,30 @@ def full_check(module: t.Module, out: str, keep_comments: bool) -> str | None:
 # ---------------------------------------------------------------- comparing trees
 
 
+# Where a node's children end in a skeleton: without it, a statement moved out of the end
+# of its block gave the same sequence of parts (the node types in order are the same).
+_NODE_END = ("/", "")
+
+
 def skeleton(node: Any) -> Iterator[tuple[str, str]]:
-    """Node types and token texts in order, line breaks and the end marker left out
-    (layout is what formatting changes).
+    """Node types and token texts in order, each node's end marked, line breaks and the
+    end marker left out (layout is what formatting changes).
 
     A generator, so that comparing two large trees keeps no list of parts alive: millions
     of live tuples made the garbage collector walk both trees again and again."""
-    stack = [node]
+    stack: list[Any] = [node]
     while stack:
         current = stack.pop()
+        if current is _NODE_END:
+            yield _NODE_END
+            continue
         children = getattr(current, "children", None)
         if children is None:
             if not isinstance(current, t.Newline | t.EndMarker):
                 yield type(current).__name__, current.value
         else:
             yield type(current).__name__, ""
+            stack.append(_NODE_END)
             stack.extend(reversed(children))
 
 

@@ -1,0 +1,204 @@
+"""The formatter's cheap proof of meaning: the printed text has the input's token stream.
+
+The parser reads nothing of the text but the tokenizer's logical lines: each line's tokens
+(kind and value), whether a line break ends it, and its indentation, which the parser only
+compares with the indentation of earlier lines (equal, or one a strict prefix of the other:
+``relation`` and ``deeper`` in ``syntax/parser/core.py``).  In a program without syntax
+issues every line is compared only with lines still open above it (the blocks and the
+statement holding it), which all sit on the stack of indentations Python's tokenizer keeps
+for INDENT and DEDENT; a line dedented to a width not on that stack is the one way to
+compare with a closed line, and it is an error (E032).  So the parse, node types and token
+values included, is a function of the stream of lines as (depth on that stack, tokens), and
+two texts with equal streams parse to equal trees.
+
+``same_tokens`` builds that stream from the input's tree (its leaves are the tokenizer's
+tokens, in order) and from the printed text (with the tokenizer's own token pattern and
+line-continuation rule), and compares them with the comments.  Whatever it cannot read the
+way the tokenizer does (an error token, an unclosed ``**``, indentation that dedents to a
+width not open, a program with syntax issues) makes it answer False: the caller then
+parses the output again (check.py), so False never means the output is wrong.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openprose.format.check import _prefix_comments as prefix_comments
+from openprose.syntax import tree as t
+from openprose.syntax.tokenizer import _TOKEN, Tokenizer
+
+_GROUPS = _TOKEN.groupindex
+_NAME, _STR, _NL, _DISC, _NUM, _OP, _ERR = (
+    _GROUPS[k] for k in ("name", "str", "nl", "disc", "num", "op", "err")
+)
+# Older forms of the pattern matched whitespace and comments as tokens of their own.
+_WS = _GROUPS.get("ws", -1)
+_CMT = _GROUPS.get("comment", -1)
+# A leaf's kind, as the group of the pattern that matched it.
+_LEAF_KIND: dict[type, int] = {
+    t.Name: _NAME,
+    t.Keyword: _NAME,  # a name the parser took as a keyword
+    t.String: _STR,
+    t.Discretion: _DISC,
+    t.Number: _NUM,
+    t.Operator: _OP,
+}
+_OPENERS = frozenset("([{")
+_CLOSERS = frozenset(")]}")
+# In the streams: a line starts at depth d as ``-1 - d``; ``0`` is its line break, ``1``
+# the end of the text ending it; a token is its kind then its value.
+_BREAK = 0
+_END = 1
+# What ``Tokenizer._continues`` looks at in the tokens before a line break: only whether
+# the last one is a ``:`` operator.
+_COLON = [t.Operator(":", t.LineAnchor(1), 0)]
+
+
+def same_tokens(module: t.Module, out: str, keep_comments: bool) -> bool:
+    """True if ``out`` provably parses to ``module``'s tree (and has its comments, if
+    ``keep_comments``); False if that could not be shown this way."""
+    expected = tree_stream(module)
+    if expected is None:
+        return False
+    printed = text_stream(out)
+    if printed is None or printed[0] != expected[0]:
+        return False
+    return not keep_comments or printed[1] == expected[1]
+
+
+class _Depths:
+    """Python's INDENT/DEDENT stack of indentations: a line's depth on it, or None for
+    a dedent to a width that is not open."""
+
+    __slots__ = ("stack",)
+
+    def __init__(self) -> None:
+        self.stack = [""]
+
+    def depth(self, indent: str) -> int | None:
+        stack = self.stack
+        top = stack[-1]
+        if indent == top:
+            return len(stack) - 1
+        if indent.startswith(top):
+            stack.append(indent)
+            return len(stack) - 1
+        while len(stack) > 1:
+            stack.pop()
+            if stack[-1] == indent:
+                return len(stack) - 1
+        return None
+
+
+def tree_stream(module: t.Module) -> tuple[list[Any], list[str]] | None:
+    """The line stream and comments of the text ``module`` was parsed from."""
+    stream: list[Any] = []
+    comments: list[str] = []
+    append = stream.append
+    depths = _Depths()
+    kinds = _LEAF_KIND
+    line_open = False
+    first = True
+    stack: list[Any] = [module]
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        node = pop()
+        children = getattr(node, "children", None)
+        if children is not None:
+            if node.issues or isinstance(node, t.ErrorNode):
+                return None  # see the module's docstring: errors may compare closed lines
+            extend(reversed(children))
+            continue
+        prefix = node.prefix
+        if "#" in prefix:
+            comments.extend(prefix_comments(prefix))
+        kind = kinds.get(type(node))
+        if kind is None:
+            if type(node) is t.Newline:
+                append(_BREAK)
+                line_open = False
+                continue
+            if type(node) is t.EndMarker:
+                if line_open:
+                    append(_END)
+                continue
+            return None  # an error token
+        if not line_open:
+            cut = max(prefix.rfind("\n"), prefix.rfind("\r")) + 1
+            indent = prefix[cut:]
+            if first and not cut and indent.startswith("\ufeff"):
+                indent = indent[1:]  # the tokenizer starts after a byte-order mark
+            depth = depths.depth(indent)
+            if depth is None:
+                return None
+            append(-1 - depth)
+            line_open = True
+        first = False
+        append(kind)
+        append(node.value)
+    return stream, comments
+
+
+def text_stream(text: str) -> tuple[list[Any], list[str]] | None:
+    """The line stream and comments of ``text``, read as the tokenizer reads it."""
+    stream: list[Any] = []
+    comments: list[str] = []
+    append = stream.append
+    depths = _Depths()
+    continues = Tokenizer(text)._continues
+    line_open = False
+    line_start = pos = 1 if text.startswith("\ufeff") else 0
+    indent = ""
+    brackets = 0
+    colon_last = False
+    for m in _TOKEN.finditer(text, pos):
+        begin = m.start()
+        if begin != pos:
+            break  # the search skipped text: what is left is a comment ending the text
+        kind = m.lastindex
+        start, pos = m.span(kind)  # type: ignore[arg-type]
+        if kind == _NL:
+            if begin < start and "#" in text[begin:start]:
+                comments.append(text[text.index("#", begin, start) : start].strip())
+            if not line_open or (brackets and continues(_COLON if colon_last else [], pos, indent)):
+                line_start = pos  # a blank or comment line, or one continued in brackets
+                continue
+            append(_BREAK)
+            line_open = False
+            line_start = pos
+            brackets = 0
+            continue
+        if kind == _WS:
+            continue
+        if kind == _CMT:
+            comments.append(text[start:pos].strip())
+            continue
+        value = text[start:pos]
+        if kind == _ERR:
+            return None
+        if kind == _DISC and not value.startswith("***") and not value.endswith("**", 2):
+            return None  # an unclosed `**`: the tokenizer may cut it short
+        if not line_open:
+            indent = text[line_start:start]
+            depth = depths.depth(indent)
+            if depth is None:
+                return None
+            append(-1 - depth)
+            line_open = True
+        append(kind)
+        append(value)
+        colon_last = False
+        if kind == _OP:
+            if value in _OPENERS:
+                brackets += 1
+            elif value in _CLOSERS:
+                if brackets:
+                    brackets -= 1
+            elif value == ":":
+                colon_last = True
+    rest = text[pos:]
+    if "#" in rest:
+        comments.extend(prefix_comments(rest))
+    if line_open:
+        append(_END)
+    return stream, comments
