@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from openprose.analysis import diagnostics_of, prepare
-from openprose.analysis.incremental import IncrementalAnalysis
+from openprose.analysis.incremental import IncrementalAnalysis, _chunks
 from openprose.analysis.model import Model
 from openprose.diagnostics import Diagnostic
 from openprose.syntax import Document, parse
@@ -110,4 +110,7 @@ def compared(document: Document, incremental: IncrementalAnalysis) -> tuple[str 
         return "the diagnostics", ctx.model
     if model_view(ctx.model) != model_view(full.model):
         return "the model", ctx.model
+    # The runs kept at both ends of an edit are those cutting the whole module makes.
+    if incremental.runs() != _chunks(document.module.children):
+        return "the runs", ctx.model
     return None, ctx.model

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Generator, Hashable, Iterable
+from collections.abc import Callable, Generator, Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -132,6 +132,15 @@ def _chunks(children: list[Any]) -> list[list[Any]]:
     if current:
         chunks.append(current)
     return chunks
+
+
+def _spanned(
+    children: list[Any], start: int
+) -> Iterator[tuple[list[Any], Item | None, tuple[int, int]]]:
+    """``_chunks(children)`` with each run's span among the children."""
+    index = {id(child): k for k, child in enumerate(children)}
+    for nodes in _chunks(children[start:]):
+        yield nodes, None, (index[id(nodes[0])], index[id(nodes[-1])])
 
 
 # Runs hold CHUNK_MIN to CHUNK_MAX items, about CHUNK_MIN + CHUNK_SPREAD on average.
@@ -252,12 +261,17 @@ class IncrementalAnalysis:
         # new one whenever the item is new or modified.
         self._owners: dict[int, Item] = {}
         self._starts: list[int] | None = None
+        # The module's children at the last ``prepare``, and where each current run lies
+        # among them (its first and last child's index).
+        self._children: tuple[Any, list[Any]] | None = None
+        self._spans: list[tuple[int, int]] = []
         self._traces = (0, 0)
         self.statistics = Statistics(0, 0, 0, 0, 0)
 
     def changed(self, nodes: Iterable[Any] | None) -> None:
         """Top-level items an edit modified in place (None: forget everything)."""
         if nodes is None:
+            self._children = None
             self._items.clear()
             self._records.clear()
             self._name_index.clear()
@@ -283,11 +297,20 @@ class IncrementalAnalysis:
         owners = self._owners
         made: list[Item] = []
         new_nodes: list[Any] = []
-        for nodes in _chunks(module.children):
-            key = tuple(id(node) for node in nodes)
-            # A run holds its nodes, so an id it knows still names the same object.
-            item = self._items.get(key)
-            if item is None or (changed and not changed.isdisjoint(key)):
+        spans: list[tuple[int, int]] = []
+        for nodes, same, span in self._runs(module):
+            spans.append(span)
+            found: Item | None = same
+            if same is not None:
+                key = same.key
+            else:
+                key = tuple(map(id, nodes))
+                # A run holds its nodes, so an id it knows still names the same object.
+                found = self._items.get(key)
+            if found is not None and not (changed and not changed.isdisjoint(key)):
+                item = found
+                item.unchanged = True
+            else:
                 item = Item(nodes)
                 for node in nodes:
                     owner = owners.get(id(node))
@@ -299,8 +322,6 @@ class IncrementalAnalysis:
                     else:
                         item.versions[id(node)] = owner.versions[id(node)]
                 made.append(item)
-            else:
-                item.unchanged = True
             kept[key] = item
             items.append(item)
         previous = self._predecessors(new_nodes, kept) if new_nodes else {}
@@ -320,6 +341,8 @@ class IncrementalAnalysis:
                 owners[node_id] = item
         self._items = kept
         self._current = items
+        self._children = (module, list(module.children))
+        self._spans = spans
         index = ItemsIndex(module, items)
         changed_names = self._touched
         self._touched = set()
@@ -376,6 +399,65 @@ class IncrementalAnalysis:
         ctx._memo[defined_names] = defined_set(names)
         ctx._memo[imported_names] = imported_set(names)
         return ctx
+
+    def runs(self) -> list[list[Any]]:
+        """The items of each run of the last ``prepare``, in order."""
+        return [item.nodes_ for item in self._current]
+
+    def _runs(self, module: Any) -> Iterator[tuple[list[Any], Item | None, tuple[int, int]]]:
+        """The module's items in runs (``_chunks``), each with the current run that holds
+        exactly its items, when known without looking (None: look it up by its key), and
+        its span among the children.  The children an edit left alone at both ends keep
+        their runs: only those between are cut into runs again, from the run where the
+        edit starts until a cut falls where a run of the unchanged end starts (from there
+        on, cutting is what it was)."""
+        children = module.children
+        last = self._children
+        if last is None or last[0] is not module or not self._current:
+            yield from _spanned(children, 0)
+            return
+        before = last[1]
+        n, m = len(before), len(children)
+        lo = 0
+        limit = min(n, m)
+        while lo < limit and before[lo] is children[lo]:
+            lo += 1
+        hi = 0
+        while hi < limit - lo and before[n - 1 - hi] is children[m - 1 - hi]:
+            hi += 1
+        shift = m - n
+        olds, spans = self._current, self._spans
+        k = 0
+        # Where a run ends depends on the item after it too: a run is kept when the next
+        # one starts among the children kept at the start.
+        while k + 1 < len(olds) and spans[k + 1][0] < lo:
+            yield olds[k].nodes_, olds[k], spans[k]
+            k += 1
+        start = spans[k][0]
+        firsts = {span[0]: r for r, span in enumerate(spans) if span[0] >= n - hi}
+        current: list[Any] = []
+        first = latest = start
+        for j in range(start, m):
+            child = children[j]
+            if not hasattr(child, "children") and type(child) is not t.String:
+                continue
+            if current and (
+                len(current) >= CHUNK_MAX
+                or (len(current) >= CHUNK_MIN and (id(child) >> 4) % CHUNK_SPREAD == 0)
+            ):
+                yield current, None, (first, latest)
+                current = []
+                r = firsts.get(j - shift) if j >= m - hi else None
+                if r is not None:
+                    for old, (a, b) in zip(olds[r:], spans[r:], strict=True):
+                        yield old.nodes_, old, (a + shift, b + shift)
+                    return
+            if not current:
+                first = j
+            current.append(child)
+            latest = j
+        if current:
+            yield current, None, (first, latest)
 
     def _predecessors(
         self, new_nodes: list[tuple[Any, Item]], kept: dict[tuple[int, ...], Item]
