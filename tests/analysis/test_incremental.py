@@ -215,7 +215,9 @@ def test_an_analysis_closed_while_binding_leaves_no_stale_run_behind() -> None:
     document.apply_edit((0, 4), (0, 9), "sketch")
     incremental.changed(document.touched)
     preparing = incremental.prepare_steps(document.module)
-    for _ in range(runs + runs // 2):  # the declarations, then half the walk
+    # The declarations of the renamed run, then half the walk (every run is bound again,
+    # and pauses after it).
+    for _ in range(1 + runs // 2):
         next(preparing)
     preparing.close()
     found = edited(document, incremental, (600, 0), (600, 0), "\n")

@@ -380,8 +380,9 @@ class Binder:
         return self.model
 
     def steps(self) -> Iterator[None]:
-        """Bind, pausing (yielding) after each unit and block body: a caller may stop in
-        between (``abandoned`` then leaves the records fit for the next binding)."""
+        """Bind, pausing (yielding) after each unit and block body bound again, and after
+        every ``_REPLAYS_PER_STEP`` replayed: a caller may stop in between (``abandoned``
+        then leaves the records fit for the next binding)."""
         module = self.model.module
         if not self.units:
             self._bind_whole(module)
@@ -402,7 +403,7 @@ class Binder:
                 binding = unit.binding = UnitBinding(records)
                 self._redone.add(id(binding))
                 new_bindings.append(binding)
-            yield
+                yield
         # The records of the units given up, unless a new unit took them over; then those
         # of the new units (``records`` knows each statement seen, by id).
         for binding in self.dropped:
@@ -414,12 +415,17 @@ class Binder:
         self._adopt()
         self.pruned = True
         self._collect([unit.binding for unit in self.units])
+        # A pause costs the caller a clock reading: replays, which take microseconds, pause
+        # every so many.
+        replays = 0
         for unit in self.units:
-            self._walk_unit(unit)
-            yield
+            if self._walk_unit(unit) or (replays := replays + 1) >= _REPLAYS_PER_STEP:
+                replays = 0
+                yield
         for block in self._deferred_blocks:
-            self._body_of(block)
-            yield
+            if self._body_of(block) or (replays := replays + 1) >= _REPLAYS_PER_STEP:
+                replays = 0
+                yield
         self.redone = {id(unit) for unit in self.units if id(unit.binding) in self._redone}
         definitions = self.model.definitions
         for unit in self.units:
@@ -539,7 +545,8 @@ class Binder:
 
     # ------------------------------------------------------------ replay
 
-    def _walk_unit(self, unit: Any) -> None:
+    def _walk_unit(self, unit: Any) -> bool:
+        """Replay or bind the walk of a unit's statements; whether any was bound again."""
         binding = unit.binding
         joined = binding.walk
         if unit.unchanged and joined is not None and self._unchanged(joined):
@@ -548,7 +555,8 @@ class Binder:
             self._finish(joined, binding)
             for block, record in binding.owners:
                 self._deferred_owner[id(block)] = record
-            return
+            return False
+        rebound = False
         traces = []
         owners = []
         program = self.model.program_scope
@@ -568,6 +576,7 @@ class Binder:
                 record.walk = _compact(trace, _TRACED)
                 self.touched |= trace.written()
                 self.rebound += 1
+                rebound = True
                 self._redone.add(id(binding))
             else:
                 self._replay(trace)
@@ -579,8 +588,10 @@ class Binder:
             traces.append(trace)
         binding.walk = _compact(_joined(traces), _TRACED)
         binding.owners = owners
+        return rebound
 
-    def _body_of(self, block: t.BlockDefinition) -> None:
+    def _body_of(self, block: t.BlockDefinition) -> bool:
+        """Replay or bind a block's body; whether it was bound again."""
         record = self._deferred_owner.get(id(block))
         binding = record.unit if record is not None else None
         trace = record.bodies.get(id(block)) if record is not None else None
@@ -595,13 +606,16 @@ class Binder:
             if binding is not None:
                 self._redone.add(id(binding))
             self.rebound += 1
+            rebound = True
         else:
             self._replay(trace)
             self.replayed += 1
+            rebound = False
         self._finish(trace, binding)
         if record is not None:
             for nested in trace.deferred:
                 self._deferred_owner[id(nested)] = record
+        return rebound
 
     def _unchanged(self, trace: Trace) -> bool:
         """Whether every lookup of ``trace`` would find what it found: at once when it looks
@@ -1104,6 +1118,9 @@ def record_names(record: StatementBinding) -> set[str]:
             names |= trace.written()
     return names
 
+
+# Replayed units and bodies between two pauses of ``Binder.steps``.
+_REPLAYS_PER_STEP = 32
 
 # A finished record or trace is only read: its empty lists are replaced by one empty tuple
 # (an incremental analysis keeps one record and one or two traces per statement, mostly
