@@ -4,8 +4,14 @@ arrays): every code with a program that breaks it (exact ranges) and one that do
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from openprose.analysis.rules.control import listed, statements, terminated, text_of
 from openprose.checking import check_text
+from openprose.syntax import parse
+from openprose.syntax import tree as t
+from openprose.syntax.tree import iter_nodes
 from tests.analysis.rule_checks import Range, found, only
 
 TWO = '  session "a"\n  session "b"\n'
@@ -290,3 +296,45 @@ def test_rules_skip_error_subtrees() -> None:
     # problems inside it wait until the indentation is fixed.
     text = 'session "a"\n    repeat 0:\n      session "b"\n'
     assert [d.code for d in check_text(text)] == ["E031"]
+
+
+# --------------------------------------------------------------------------- shortcuts
+# The rules read strings, lists and suites through shortcuts of the tree's accessors (the
+# accessors are called for every node of a big program); each must answer as its accessor.
+
+_STRING_TEXT = st.text(alphabet='ab {}\\"\n', max_size=8)
+
+
+@given(_STRING_TEXT)
+def test_text_of_and_terminated_answer_as_the_string_accessors(inside: str) -> None:
+    for quotes in ('"', '"""'):
+        for value in (quotes + inside, quotes + inside + quotes):
+            leaf = t.String(value, t.LineAnchor(1), 0)
+            assert terminated(leaf) == leaf.is_terminated, value
+            assert text_of(leaf) == leaf.text, value
+
+
+_LIST_ITEM = st.sampled_from(
+    ["a", '"s"', "3", "**c**", "a.b", "x: 1", "session", "[a]", "{ a }", "$", ",", ""]
+)
+
+
+@given(st.lists(_LIST_ITEM, max_size=5))
+def test_listed_answers_as_the_list_accessors(items: list[str]) -> None:
+    inside = ", ".join(items)
+    module = parse(f"let a = [{inside}]\nlet b = {{ {inside} }}\ndo c({inside})\n")
+    for node in iter_nodes(module):
+        if isinstance(node, t.ArrayLiteral):
+            assert listed(node) == node.elements()
+        elif isinstance(node, t.ObjectLiteral):
+            assert listed(node, t.ObjectEntry) == node.entries()
+        elif isinstance(node, t.Arguments):
+            assert listed(node, t.KeywordArgument) == node.items()
+
+
+@given(st.lists(st.sampled_from(['session "a"', "let x = 1", "x: 1", "$", "", "# c"]), max_size=4))
+def test_statements_answers_as_the_suite_accessor(lines: list[str]) -> None:
+    module = parse("parallel:\n" + "".join(f"  {line}\n" for line in lines))
+    for node in iter_nodes(module):
+        if isinstance(node, t.Suite):
+            assert statements(node) == node.statements()

@@ -98,6 +98,51 @@ def is_variable(node: Any) -> bool:
     return isinstance(node, t.Name | t.Attribute)
 
 
+def listed(node: Any, other: type | None = None) -> list[Any]:
+    """The values between the brackets of ``node`` (and its children of the class
+    ``other``): ``ArrayLiteral.elements()``, or with ``KeywordArgument``
+    ``Arguments.items()``, with ``ObjectEntry`` ``ObjectLiteral.entries()``."""
+    # Most children are operators or leaf values: told apart by their class, as telling
+    # that an operator is no expression means trying each class of the union in turn.
+    found = []
+    for child in node.children:
+        kind = type(child)
+        if kind is t.Operator:
+            continue
+        if kind in _VALUE_LEAVES or (
+            not isinstance(child, t.ErrorNode)
+            and (
+                (other is not None and isinstance(child, other)) or isinstance(child, t.Expression)
+            )
+        ):
+            found.append(child)
+    return found
+
+
+def statements(body: Any) -> list[Any]:
+    """``body.statements()`` of a suite (its first child, a newline, is no statement)."""
+    return [c for c in body.children if type(c) is not t.Newline and isinstance(c, t.Statement)]
+
+
+def text_of(string: t.String) -> str:
+    """``string.text``, without decoding a plain one-line string (most are)."""
+    value = string.value
+    if "\\" not in value and len(value) > 1 and value[-1] == '"' and value[1:3] != '""':
+        return value[1:-1]
+    return string.text
+
+
+def terminated(string: t.String) -> bool:
+    """``string.is_terminated``, told at once for a one-line string without a backslash."""
+    value = string.value
+    if "\\" not in value and value[1:3] != '""':
+        return len(value) > 1 and value[-1] == '"'
+    return string.is_terminated
+
+
+_VALUE_LEAVES = frozenset((t.Name, t.String, t.Number, t.Discretion))
+
+
 # --------------------------------------------------------------------------- parallel
 
 
@@ -108,7 +153,7 @@ def _parallel(ctx: Context, node: t.Parallel) -> None:
     strategy: t.String | None = None
     count: t.KeywordArgument | None = None
     invalid = False  # an invalid join strategy: the count cannot be judged
-    for item in modifiers.items():
+    for item in listed(modifiers, t.KeywordArgument):
         if isinstance(item, t.KeywordArgument):
             name = item.name.value
             if name == "on-fail":
@@ -124,10 +169,10 @@ def _parallel(ctx: Context, node: t.Parallel) -> None:
                     message += '; write the strategy as a plain string: `parallel ("first"):`'
                 ctx.report("W005", message, item.name)
             continue
-        if isinstance(item, t.String) and not item.is_terminated:
+        if isinstance(item, t.String) and not terminated(item):
             invalid = True  # the parser reported the unterminated string
             continue
-        if isinstance(item, t.String) and item.text in JOIN_STRATEGIES:
+        if isinstance(item, t.String) and text_of(item) in JOIN_STRATEGIES:
             if strategy is not None:
                 ctx.report(
                     "E055",
@@ -139,7 +184,7 @@ def _parallel(ctx: Context, node: t.Parallel) -> None:
                 strategy = item
             continue
         if isinstance(item, t.String):
-            message = f'invalid join strategy "{item.text}": must be "all", "first" or "any"'
+            message = f'invalid join strategy "{text_of(item)}": must be "all", "first" or "any"'
         elif isinstance(item, t.Name) and item.value in JOIN_STRATEGIES:
             message = f'the join strategy is a string: write `("{item.value}")`'
         elif isinstance(item, t.Number):
@@ -161,10 +206,11 @@ def _parallel(ctx: Context, node: t.Parallel) -> None:
             message = 'invalid join strategy: must be "all", "first" or "any"'
         ctx.report("E055", message, item)
         invalid = True
-    first = strategy is not None and strategy.text == "first"
+    first = strategy is not None and text_of(strategy) == "first"
     if not first and (count is None or invalid):
         return  # the number of branches is not needed
-    branches = len(node.body_statements())
+    body = node.body
+    branches = len(statements(body)) if body is not None else 0
     if first and branches == 1:
         assert strategy is not None
         ctx.report(
@@ -173,19 +219,19 @@ def _parallel(ctx: Context, node: t.Parallel) -> None:
             strategy,
         )
     if count is not None and not invalid:
-        _count(ctx, count, strategy, branches if node.body is not None else None)
+        _count(ctx, count, strategy, branches if body is not None else None)
 
 
 def _on_fail(ctx: Context, item: t.KeywordArgument) -> None:
     value = item.value
-    if value is None or (isinstance(value, t.String) and not value.is_terminated):
+    if value is None or (isinstance(value, t.String) and not terminated(value)):
         return  # the parser reported the missing value or the unterminated string
-    if isinstance(value, t.String) and value.text in ON_FAIL_POLICIES:
+    if isinstance(value, t.String) and text_of(value) in ON_FAIL_POLICIES:
         return
     if isinstance(value, t.Name) and value.value in ON_FAIL_POLICIES:
         message = f'the on-fail policy is a string: write `on-fail: "{value.value}"`'
     else:
-        shown = f' "{value.text}"' if isinstance(value, t.String) else ""
+        shown = f' "{text_of(value)}"' if isinstance(value, t.String) else ""
         message = f'invalid on-fail policy{shown}: must be "fail-fast", "continue" or "ignore"'
     ctx.report("E056", message, value)
 
@@ -193,7 +239,7 @@ def _on_fail(ctx: Context, item: t.KeywordArgument) -> None:
 def _count(
     ctx: Context, item: t.KeywordArgument, strategy: t.String | None, branches: int | None
 ) -> None:
-    if strategy is None or strategy.text != "any":
+    if strategy is None or text_of(strategy) != "any":
         related = (("the join strategy is set here", strategy),) if strategy is not None else ()
         ctx.report(
             "E057",
@@ -237,7 +283,7 @@ def _loop(ctx: Context, node: t.Loop) -> None:
     has_max = False
     modifiers = node.modifiers
     if modifiers is not None:
-        for item in modifiers.items():
+        for item in listed(modifiers, t.KeywordArgument):
             if isinstance(item, t.KeywordArgument) and item.name.value == "max":
                 has_max = True
                 _max(ctx, item)
@@ -280,10 +326,18 @@ def _max(ctx: Context, item: t.KeywordArgument) -> None:
 
 def _discretions(ctx: Context, condition: Any, empty_message: str) -> None:
     """E064 and W019 for every ``**...**`` of a condition."""
-    for leaf in t.iter_leaves(condition):
-        if not isinstance(leaf, t.Discretion) or not leaf.is_terminated:
+    # Most conditions are one discretion: no walk.
+    leaves = (condition,) if type(condition) is t.Discretion else t.iter_leaves(condition)
+    for leaf in leaves:
+        if not isinstance(leaf, t.Discretion):
             continue
-        text = leaf.condition
+        value = leaf.value
+        if not value.startswith("***") and len(value) >= 4 and value.endswith("**"):
+            text = value[2:-2].strip()  # `leaf.condition` of a terminated `**...**`
+        elif not leaf.is_terminated:
+            continue
+        else:
+            text = leaf.condition
         if not text:
             ctx.report(
                 "E064",
@@ -301,15 +355,30 @@ def _discretions(ctx: Context, condition: Any, empty_message: str) -> None:
 
 def _if(ctx: Context, node: t.IfStatement) -> None:
     message = "if/elif condition cannot be empty"
-    if node.condition is not None:
-        _discretions(ctx, node.condition, message)
-    _empty_body(ctx, node, "if")
-    for clause in node.elif_clauses():
-        if clause.condition is not None:
-            _discretions(ctx, clause.condition, message)
+    condition = node.condition
+    if condition is not None:
+        _discretions(ctx, condition, message)
+    # `node.body`, `node.elif_clauses()` and `node.else_clause` in one look at its children.
+    body = elses = None
+    elifs = []
+    for child in node.children:
+        kind = type(child)
+        if kind is t.Suite:
+            if body is None:
+                body = child
+        elif kind is t.ElifClause:
+            elifs.append(child)
+        elif kind is t.ElseClause and elses is None:
+            elses = child
+    if body is None:
+        _empty_body(ctx, node, "if")
+    for clause in elifs:
+        condition = clause.condition
+        if condition is not None:
+            _discretions(ctx, condition, message)
         _empty_body(ctx, clause, "elif")
-    if node.else_clause is not None:
-        _empty_body(ctx, node.else_clause, "else")
+    if elses is not None:
+        _empty_body(ctx, elses, "else")
 
 
 def _empty_body(ctx: Context, node: Any, word: str) -> None:
@@ -328,10 +397,14 @@ def _choice(ctx: Context, node: t.ChoiceStatement) -> None:
     if node.criteria is not None:
         _discretions(ctx, node.criteria, "choice criteria cannot be empty")
     seen: dict[str, t.String] = {}
-    for option in node.options():
+    body = node.body
+    options = [] if body is None else statements(body)
+    for option in options:
+        if type(option) is not t.OptionClause:  # `node.options()`
+            continue
         label = option.label
-        if label is not None and label.is_terminated:
-            key = label.text.strip()
+        if label is not None and terminated(label):
+            key = text_of(label).strip()
             first = seen.get(key)
             if first is not None:
                 ctx.report(
@@ -358,7 +431,7 @@ def _choice(ctx: Context, node: t.ChoiceStatement) -> None:
 
 def _throw(ctx: Context, node: t.ThrowStatement) -> None:
     message = node.message
-    if message is not None and message.is_terminated and not message.text.strip():
+    if message is not None and terminated(message) and not text_of(message).strip():
         ctx.report(
             "W022",
             'throw message is empty: describe the error (`throw "reason"`), or write '
@@ -376,7 +449,7 @@ def _arguments(ctx: Context, node: t.DoInvocation) -> None:
         return
     expected = len(block.parameters())
     arguments = node.arguments
-    got = len(arguments.items()) if arguments is not None else 0
+    got = len(listed(arguments, t.KeywordArgument)) if arguments is not None else 0
     if got == expected:
         return
     params = "parameter" if expected == 1 else "parameters"
@@ -394,15 +467,13 @@ def _arguments(ctx: Context, node: t.DoInvocation) -> None:
 
 def _context(ctx: Context, prop: t.Property) -> None:
     children = prop.children
-    if len(children) > 2 and type(children[1]) is t.Operator:
-        # `prop.value` of the usual `context: value`: what follows the first operator.
-        value = children[2]
-    else:
-        value = prop.value
+    # `prop.value`: in the usual `context: value`, what follows the first operator.
+    usual = len(children) > 2 and type(children[1]) is t.Operator
+    value = children[2] if usual else prop.value
     if type(value) is t.Name:
         return  # a variable: the usual context
     if isinstance(value, t.ArrayLiteral):
-        for element in value.elements():
+        for element in listed(value):
             if not _reference(element):
                 ctx.report(
                     "E050",
@@ -411,7 +482,7 @@ def _context(ctx: Context, prop: t.Property) -> None:
                     element,
                 )
     elif isinstance(value, t.ObjectLiteral):
-        for entry in value.entries():
+        for entry in listed(value, t.ObjectEntry):
             if not isinstance(entry, t.ObjectEntry) and not _reference(entry):
                 ctx.report(
                     "E050",
