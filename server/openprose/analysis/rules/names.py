@@ -183,12 +183,12 @@ def _variables(ctx: Context) -> None:
             continue
         scoped = _scoped_namesake(symbol)
         if scoped is not None:
-            kind = scoped.kind.value
+            what = scoped.kind.value
             ctx.report(
                 "E019",
-                f"variable `{name}` is already defined as a {kind} here",
+                f"variable `{name}` is already defined as a {what} here",
                 symbol.leaf,
-                related=((f"the {kind} is defined here", scoped.leaf),),
+                related=((f"the {what} is defined here", scoped.leaf),),
             )
             continue
         namesakes = by_name[name]
