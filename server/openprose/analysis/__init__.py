@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -82,10 +85,40 @@ def _project_root(file: Path) -> tuple[Path, bool]:
     ``.prose/`` in the root found once more, took most of the time of checking a small file.
     """
     directory = file.parent
+    remembered = _REMEMBERED_ROOTS.get()
+    if remembered is not None:
+        found = remembered.get(directory)
+        if found is None:
+            found = remembered[directory] = _search_root(directory)
+        return found
+    return _search_root(directory)
+
+
+def _search_root(directory: Path) -> tuple[Path, bool]:
     for candidate in (directory, *directory.parents):
         if os.path.isdir(os.path.join(candidate, ".prose")):
             return candidate, True
     return directory, False
+
+
+# The project roots found so far, by directory, while a batch of files is checked at one
+# moment (``project_roots_remembered``); None otherwise: an editor's analyses look again
+# each time, since a `.prose/` directory may be made while it runs.
+_REMEMBERED_ROOTS: ContextVar[dict[Path, tuple[Path, bool]] | None] = ContextVar(
+    "remembered_project_roots", default=None
+)
+
+
+@contextmanager
+def project_roots_remembered() -> Iterator[None]:
+    """Within this block, each directory's project root is searched for once: for a command
+    checking many files of a few directories (the search climbs to the file system's root
+    for every file, most of the time of checking a small one)."""
+    token = _REMEMBERED_ROOTS.set({})
+    try:
+        yield
+    finally:
+        _REMEMBERED_ROOTS.reset(token)
 
 
 def run_rules(ctx: Context) -> None:
@@ -110,6 +143,7 @@ __all__ = [
     "check",
     "diagnostics_of",
     "prepare",
+    "project_roots_remembered",
     "run_rules",
     "surroundings",
 ]

@@ -112,6 +112,7 @@ class _Tally:
 def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     # Imported here, not at the top: `prose --help`, `--version` and the renderer should not
     # pay for loading the parser (and later the analyzer).
+    from openprose.analysis import project_roots_remembered
     from openprose.checking import check_text
     from openprose.config import ConfigError
     from openprose.ide.analysis import analyze_document
@@ -178,16 +179,18 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     for error in missing:
         report_unreadable(error)
 
-    for source in sources:
-        try:
-            text, bom = read_source_and_bom(source, args.max_file_size)
-        except SourceError as error:
-            report_unreadable(error)
-            continue
-        # A file's tree and model stay alive until its report is written: a collection in
-        # between would only scan them, and the hints of a big file allocate a lot.
-        with gc_paused():
-            check_and_report(source, text, bom)
+    # The files are checked at one moment: each directory's project root is found once.
+    with project_roots_remembered():
+        for source in sources:
+            try:
+                text, bom = read_source_and_bom(source, args.max_file_size)
+            except SourceError as error:
+                report_unreadable(error)
+                continue
+            # A file's tree and model stay alive until its report is written: a collection
+            # in between would only scan them, and the hints of a big file allocate a lot.
+            with gc_paused():
+                check_and_report(source, text, bom)
 
     if args.format == "json":
         json.dump(json_items, stdout, indent=2, ensure_ascii=False)
