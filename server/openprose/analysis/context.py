@@ -3,7 +3,7 @@ report a diagnostic with an exact range."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -34,7 +34,9 @@ class NodeIndex:
 
     def _walked(self) -> dict[type, list[Any]]:
         if self._index is None:
-            self._index = _index_nodes(self.module)
+            index = self._index = _index_nodes(self.module)
+            if not _MET.issuperset(index):
+                _meet([kind for kind in index if kind not in _MET])
         return self._index
 
     def with_issues(self) -> list[Any]:
@@ -64,24 +66,37 @@ class NodeIndex:
         # By name, so that nodes of two classes starting at the same place come in the same
         # order whatever the walk met first (an incremental analysis indexes each top-level
         # item on its own and must find what one index of the module finds).
-        # Which classes answer a query is the same in every module: told once per pair.
-        answers = _ANSWERS.get(classes)
-        if answers is None:
-            answers = _ANSWERS[classes] = {_STRINGS: False, _ISSUES: False}
-        kinds = []
-        for kind in index:
-            answer = answers.get(kind)
-            if answer is None:
-                answer = answers[kind] = issubclass(kind, classes)
-            if answer:
-                kinds.append(kind)
-        if len(kinds) > 1:
-            kinds.sort(key=_class_name)
-        found = [n for kind in kinds for n in index[kind]]
-        if len(kinds) > 1:
+        kinds = [kind for kind in _answering(classes) if kind in index]
+        if not kinds:
+            found: list[Any] = []
+        elif len(kinds) == 1:
+            found = list(index[kinds[0]])
+        else:
+            found = [n for kind in kinds for n in index[kind]]
             found.sort(key=lambda n: n.start_pos)
         self._queries[classes] = found
         return found
+
+
+def _answering(classes: tuple[type, ...]) -> list[type]:
+    """The classes met in any index so far that answer a query for ``classes``, by name
+    (which classes answer is the same in every module: told once per query and class)."""
+    found = _ANSWERS.get(classes)
+    if found is None:
+        found = _ANSWERS[classes] = sorted(
+            (kind for kind in _MET if issubclass(kind, classes)), key=_class_name
+        )
+    return found
+
+
+def _meet(kinds: Iterable[type]) -> None:
+    """Classes an index met for the first time: the queries they answer learn of them."""
+    for kind in kinds:
+        _MET.add(kind)
+        # New lists, not appended to: another thread may be reading the old ones.
+        for classes, answering in list(_ANSWERS.items()):
+            if issubclass(kind, classes):
+                _ANSWERS[classes] = sorted([*answering, kind], key=_class_name)
 
 
 @dataclass
@@ -229,7 +244,9 @@ def _index_nodes(root: Any) -> dict[type, list[Any]]:
     return index
 
 
-_ANSWERS: dict[tuple[type, ...], dict[type, bool]] = {}
+_ANSWERS: dict[tuple[type, ...], list[type]] = {}
+# Every class an index has met (the markers of strings and issues answer no query).
+_MET: set[type] = set()
 _ERROR_CLASSES: dict[type, bool] = {}
 _NODE_CLASSES: dict[type, bool] = {}
 
