@@ -71,6 +71,7 @@ def change_string(target: str) -> Callable[[pytest.MonkeyPatch], None]:
                 self.out[-1] = target[:-1] + ' now"'
 
         monkeypatch.setattr(Printer, "leaf", broken)
+        monkeypatch.setattr(Printer, "inline_tokens", frozenset())  # every token via leaf
 
     return install
 
@@ -302,6 +303,8 @@ def test_a_token_broken_anywhere_is_refused(source: str, data: st.DataObject) ->
 
     with pytest.MonkeyPatch.context() as monkeypatch:
         monkeypatch.setattr(Printer, "leaf", broken)
+        monkeypatch.setattr(Printer, "inline_tokens", frozenset())  # every token via leaf
+        monkeypatch.setattr(Printer, "optimistic", False)  # each token printed once
         result = format_text(text)
     if seen[0] > victim:
         assert result.refused is not None

@@ -26,6 +26,14 @@ _CLOSE = frozenset(")]}")
 # Keywords written directly before their parameters: `reduce(acc, item):`.
 _CALL_LIKE_KEYWORDS = frozenset(PIPE_OPERATIONS)
 _BLOCKS = (t.Suite, t.PropertyBlock)
+_OPERATOR = t.Operator
+_BRACKETS = _OPEN | _CLOSE
+# The tokens ``node`` prints itself when they continue a line (not line breaks, the end,
+# or error tokens).
+# Operators written without a space before them, and after them (see ``space``).
+_TIGHT_BEFORE = frozenset((",", ":", ")", "]", "."))
+_TIGHT_AFTER = frozenset(("(", "[", "."))
+_INLINE = frozenset({t.Name, t.Keyword, t.Operator, t.Number, t.String, t.Discretion})
 
 
 def line_ending(text: str, module: Any = None) -> str:
@@ -80,6 +88,14 @@ class Printer:
         self.bom_printed = False
         # Where each top-level statement's text, then the end's, starts (indexes in out).
         self.starts: list[int] = []
+        # Whether a node with a syntax issue was printed (see ``module``).
+        self.issues_seen = False
+
+    # Tests turn this off to compare with printing after a walk for issues.
+    optimistic = True
+    # The tokens ``node`` prints itself when they continue a line; tests that break
+    # ``leaf`` empty it, so that every token goes through ``leaf``.
+    inline_tokens = _INLINE
 
     # ------------------------------------------------------------ output
 
@@ -103,7 +119,22 @@ class Printer:
 
     def module(self, module: t.Module) -> None:
         statements = module.statements()
+        if self.optimistic and not any(isinstance(s, t.ErrorNode) for s in statements):
+            # Most programs have no syntax issue: print every statement laid out, noting
+            # any issue met on the way, rather than walk the tree for issues first (a
+            # tenth of the printer's time); if one was met, start again.
+            self.issues_seen = bool(module.issues)
+            try:
+                self._module(module, statements)
+                if not self.issues_seen:
+                    return
+            except Exception:
+                pass  # a statement with errors, laid out: printed as written below
+            self.__init__(self.eol, self.keep_comments, self.blank_lines)  # type: ignore[misc]
         self.broken = broken_statements(module)
+        self._module(module, statements)
+
+    def _module(self, module: t.Module, statements: list[Any]) -> None:
         first = module.get_first_leaf()
         if first.prefix.startswith("\ufeff"):
             self.out.append("\ufeff")  # a byte-order mark stays first, printed once
@@ -146,17 +177,42 @@ class Printer:
         children = getattr(node, "children", None)
         if children is None:
             self.leaf(node, indent)
-        elif isinstance(node, _BLOCKS):
+            return
+        if node.issues:
+            self.issues_seen = True
+        if isinstance(node, _BLOCKS):
             self.block(node, indent)
         elif isinstance(node, t.Pipeline):
             self.pipeline(node, indent)
         elif isinstance(node, t.ArrowSequence):
             self.arrow(node, indent)
         else:
+            out = self.out
+            inline = self.inline_tokens
             for child in children:
+                cls = type(child)
+                # Most tokens follow another on the same line: ``leaf`` for that case,
+                # inline (the calls were most of the printer's time).
+                if cls in inline and not self.at_line_start:
+                    prefix = child.prefix
+                    if "\n" not in prefix and "\r" not in prefix:
+                        prev = self.prev
+                        value = child.value
+                        if cls is _OPERATOR:
+                            if value not in _TIGHT_BEFORE:
+                                out.append(self.space(prev, child))
+                        elif type(prev) is not _OPERATOR or prev.value not in _TIGHT_AFTER:
+                            out.append(" ")
+                        out.append(value)
+                        if cls is _OPERATOR and value in _BRACKETS:
+                            self.track_brackets(child)
+                        self.prev = child
+                        continue
                 self.node(child, indent)
 
     def block(self, block: Any, header_indent: str, step: str = INDENT) -> None:
+        if block.issues:
+            self.issues_seen = True
         children = block.children
         self.leaf(children[0], header_indent)  # the header's newline
         inner = header_indent + step
@@ -186,6 +242,8 @@ class Printer:
         chain = len(stages) > 1
         for child in node.children:
             if isinstance(child, t.PipeStage):
+                if child.issues:
+                    self.issues_seen = True
                 if chain and not self.at_line_start:
                     self.out.append(self.eol)  # move the stage to its own line
                     self.at_line_start = True

@@ -44,7 +44,9 @@ _LEAF_KIND: dict[type, int] = {
     t.Operator: _OP,
 }
 _OPENERS = frozenset("([{")
-_CLOSERS = frozenset(")]}")
+_BRACKETS = frozenset("([{)]}")
+# Kinds read apart from the common ones (old whitespace and comment tokens, errors, `**`).
+_ODD = frozenset({_WS, _CMT, _ERR, _DISC})
 # In the streams: a line starts at depth d as ``-1 - d``; ``0`` is its line break, ``1``
 # the end of the text ending it; a token is its kind then its value.
 _BREAK = 0
@@ -101,28 +103,29 @@ def tree_stream(module: t.Module) -> tuple[list[Any], list[str]] | None:
     first = True
     stack: list[Any] = [module]
     pop, extend = stack.pop, stack.extend
+    newline, end_marker, error_node = t.Newline, t.EndMarker, t.ErrorNode
     while stack:
         node = pop()
-        children = getattr(node, "children", None)
-        if children is not None:
-            if node.issues or isinstance(node, t.ErrorNode):
-                return None  # see the module's docstring: errors may compare closed lines
-            extend(reversed(children))
+        kind = kinds.get(type(node))
+        if kind is None:
+            if type(node) is newline:
+                if "#" in node.prefix:
+                    comments.extend(prefix_comments(node.prefix))
+                append(_BREAK)
+                line_open = False
+            elif type(node) is end_marker:
+                if "#" in node.prefix:
+                    comments.extend(prefix_comments(node.prefix))
+                if line_open:
+                    append(_END)
+            elif node.issues or isinstance(node, error_node) or not hasattr(node, "children"):
+                return None  # syntax issues (see the module's docstring), an error token
+            else:
+                extend(reversed(node.children))
             continue
         prefix = node.prefix
         if "#" in prefix:
             comments.extend(prefix_comments(prefix))
-        kind = kinds.get(type(node))
-        if kind is None:
-            if type(node) is t.Newline:
-                append(_BREAK)
-                line_open = False
-                continue
-            if type(node) is t.EndMarker:
-                if line_open:
-                    append(_END)
-                continue
-            return None  # an error token
         if not line_open:
             cut = max(prefix.rfind("\n"), prefix.rfind("\r")) + 1
             indent = prefix[cut:]
@@ -150,34 +153,45 @@ def text_stream(text: str) -> tuple[list[Any], list[str]] | None:
     line_start = pos = 1 if text.startswith("\ufeff") else 0
     indent = ""
     brackets = 0
-    colon_last = False
+    odd = _ODD
+    # A match fails only where what is left is blanks and a comment ending the text; the
+    # search then goes on inside the comment, so a last line that may hold one is read
+    # checking each match starts where the last ended.
+    last_break = max(text.rfind("\n"), text.rfind("\r"))
+    careful = "#" in text[last_break + 1 :]
     for m in _TOKEN.finditer(text, pos):
-        begin = m.start()
-        if begin != pos:
-            break  # the search skipped text: what is left is a comment ending the text
+        if careful and m.start() != pos:
+            break
         kind = m.lastindex
         start, pos = m.span(kind)  # type: ignore[arg-type]
         if kind == _NL:
+            begin = m.start()
             if begin < start and "#" in text[begin:start]:
                 comments.append(text[text.index("#", begin, start) : start].strip())
-            if not line_open or (brackets and continues(_COLON if colon_last else [], pos, indent)):
-                line_start = pos  # a blank or comment line, or one continued in brackets
+            if not line_open:
+                line_start = pos  # a blank or comment line
                 continue
+            if brackets:
+                colon = stream[-1] == ":" and stream[-2] == _OP
+                if continues(_COLON if colon else [], pos, indent):
+                    line_start = pos  # continued inside brackets
+                    continue
+                brackets = 0
             append(_BREAK)
             line_open = False
             line_start = pos
-            brackets = 0
-            continue
-        if kind == _WS:
-            continue
-        if kind == _CMT:
-            comments.append(text[start:pos].strip())
             continue
         value = text[start:pos]
-        if kind == _ERR:
-            return None
-        if kind == _DISC and not value.startswith("***") and not value.endswith("**", 2):
-            return None  # an unclosed `**`: the tokenizer may cut it short
+        if kind in odd:
+            if kind == _WS:
+                continue
+            if kind == _CMT:
+                comments.append(value.strip())
+                continue
+            if kind == _ERR:
+                return None
+            if not value.startswith("***") and not value.endswith("**", 2):
+                return None  # an unclosed `**`: the tokenizer may cut it short
         if not line_open:
             indent = text[line_start:start]
             depth = depths.depth(indent)
@@ -187,15 +201,11 @@ def text_stream(text: str) -> tuple[list[Any], list[str]] | None:
             line_open = True
         append(kind)
         append(value)
-        colon_last = False
-        if kind == _OP:
+        if kind == _OP and value in _BRACKETS:
             if value in _OPENERS:
                 brackets += 1
-            elif value in _CLOSERS:
-                if brackets:
-                    brackets -= 1
-            elif value == ":":
-                colon_last = True
+            elif brackets:
+                brackets -= 1
     rest = text[pos:]
     if "#" in rest:
         comments.extend(prefix_comments(rest))
