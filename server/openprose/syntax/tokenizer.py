@@ -31,26 +31,37 @@ from openprose.syntax.tree import (
 # Possessive quantifiers keep long strings linear.  `****` is an empty `**` condition.
 # A run of three or more quotes closes a ``"""`` string with its last three (the others
 # are text), so a prompt may end in a quotation: ``"""Ask: "Proceed?""""``.
+# The whitespace and comment before a token are part of the match (the token's group
+# starts after them): one match per token instead of two, the tokenizer's largest cost.
+# The prefix is possessive, so only a prefix running to the end of the text fails to match.
 _TOKEN = re.compile(
     r"""
-      (?P<ws>[ \t\f]+)
-    | (?P<name>[^\W\d]\w*(?:-\w+)*)
+    [ \t\f]*+ (?:\#[^\r\n]*+)?+
+    (?:
+      (?P<name>[^\W\d]\w*(?:-\w+)*)
     | (?P<str>"(?:""(?:[^"\\]++|\\.?|"{1,2}+(?!"))*+(?:"{3,}|\Z)|(?:[^"\\\r\n]++|\\[^\r\n]?)*+"?))
     | (?P<nl>\r\n|\n|\r)
-    | (?P<comment>\#[^\r\n]*)
     | (?P<disc>\*\*\*\*(?!\*)
               |\*\*\*(?:[^*]++|\*(?!\*\*))*+(?:\*\*\*|\Z)
               |\*\*(?:[^*\r\n]++|\*(?!\*))*+(?:\*\*)?)
     | (?P<num>-?\d+(?:\.\d+)?(?:[^\W\d]\w*)?)
     | (?P<op>->|==|!=|<=|>=|[:=,()\[\]{}|.<>+\-*/!])
     | (?P<err>.)
+    )
     """,
     re.VERBOSE | re.DOTALL,
+)
+# The group numbers of ``_TOKEN``'s kinds (``lastindex``: an int compares faster than a name).
+_NAME, _STR, _NL, _DISC, _NUM, _OP = (
+    _TOKEN.groupindex[k] for k in ("name", "str", "nl", "disc", "num", "op")
 )
 
 # Any run of blank or comment-only lines, each ending in a line break.
 _BLANK_LINES = re.compile(r"(?:[ \t\f]*+(?:\#[^\r\n]*+)?(?:\r\n|\n|\r))++")
 _INDENT = re.compile(r"[ \t\f]*+")
+# The start of a logical line in one match: the blank lines before it, then its indentation
+# (group 1).
+_LINE_START = re.compile(r"(?:[ \t\f]*+(?:\#[^\r\n]*+)?(?:\r\n|\n|\r))*+([ \t\f]*+)")
 _COMMENT = re.compile(r"\#[^\r\n]*+")
 
 # Names, keywords, operators and indentation repeat all over a program: one shared string
@@ -137,13 +148,9 @@ class Tokenizer:
 
         if pos == 0 and text.startswith("\ufeff"):
             pos = 1  # a byte-order mark stays in the first prefix
-        m = _BLANK_LINES.match(text, pos)
-        if m is not None:
-            end = m.end()
-            line += count_newlines(text, pos, end)[0]
-            pos = end
-        line_start = pos
-        pos = _INDENT.match(text, pos).end()  # type: ignore[union-attr]
+        line_start, pos = _LINE_START.match(text, pos).span(1)  # type: ignore[union-attr]
+        if line_start != prefix_start:
+            line += count_newlines(text, prefix_start, line_start)[0]
         indent = text[line_start:pos]
         if pos < length and text[pos] == "#":
             pos = _COMMENT.match(text, pos).end()  # type: ignore[union-attr]
@@ -171,36 +178,35 @@ class Tokenizer:
         anchor = LineAnchor(line)
         anchors.append(anchor)
 
-        while pos < length:
+        while True:
             m = match(text, pos)
-            kind = m.lastgroup  # type: ignore[union-attr]
-            end = m.end()  # type: ignore[union-attr]
-            if kind == "ws" or kind == "comment":
-                pos = end
-                continue
-            value = text[pos:end]
-            prefix = text[token_prefix_start:pos]
+            if m is None:
+                break  # only whitespace or a comment is left before the end of the text
+            kind: int = m.lastindex  # type: ignore[assignment]  # a token group always matched
+            start, end = m.span(kind)
+            value = text[start:end]
+            prefix = text[token_prefix_start:start]
             if 1 < len(prefix) <= _SHARED_PREFIX:
                 prefix = intern(prefix)
-            column = pos - line_start
-            if kind == "name":
+            column = start - line_start
+            if kind == _NAME:
                 append(Name(intern(value), anchor, column, prefix))
-            elif kind == "op":
+            elif kind == _OP:
                 append(Operator(intern(value), anchor, column, prefix))
                 if value in _OPENERS:
                     depth += 1
                 elif value in _CLOSERS and depth:
                     depth -= 1
-            elif kind == "str":
+            elif kind == _STR:
                 append(String(value, anchor, column, prefix))
                 if value.startswith('"""'):
-                    n, last = count_newlines(text, pos, end)
+                    n, last = count_newlines(text, start, end)
                     if n:
                         line += n
                         line_start = last
                         anchor = LineAnchor(line)
                         anchors.append(anchor)
-            elif kind == "nl":
+            elif kind == _NL:
                 if depth and self._continues(tokens, end, indent):
                     line += 1
                     line_start = end
@@ -215,23 +221,23 @@ class Tokenizer:
                 pos = end
                 line += 1
                 break
-            elif kind == "disc":
+            elif kind == _DISC:
                 if not value.startswith("***") and not value.endswith("**", 2):
                     # An unclosed `**` before a header's final `:` leaves the colon out,
                     # so `if **ready:` reports one error instead of two.
                     body = value.rstrip()
                     if body.endswith(":") and len(body) > 3:
-                        end = pos + len(body) - 1
-                        value = text[pos:end]
+                        end = start + len(body) - 1
+                        value = text[start:end]
                 append(Discretion(value, anchor, column, prefix))
                 if value.startswith("***"):
-                    n, last = count_newlines(text, pos, end)
+                    n, last = count_newlines(text, start, end)
                     if n:
                         line += n
                         line_start = last
                         anchor = LineAnchor(line)
                         anchors.append(anchor)
-            elif kind == "num":
+            elif kind == _NUM:
                 append(Number(value, anchor, column, prefix))
             else:
                 append(ErrorToken(value, anchor, column, prefix))
@@ -240,10 +246,9 @@ class Tokenizer:
         if newline is None:
             if not tokens or tokens[-1].anchor is not anchor:
                 anchors.pop()  # the file ended with no token on the anchor's line
-            if token_prefix_start < pos:
-                # End of file right after trailing whitespace or a comment: it becomes
-                # the end marker's prefix on the next call.
-                pos = token_prefix_start
+            # End of file right after trailing whitespace or a comment (or line breaks
+            # inside open brackets): it becomes the end marker's prefix on the next call.
+            pos = token_prefix_start
         self.pos = pos
         self.line = line
         return LogicalLine(indent, tokens, newline, prefix_line, prefix_start)

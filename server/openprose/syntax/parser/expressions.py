@@ -18,7 +18,11 @@ from openprose.syntax.vocabulary import PIPE_OPERATIONS
 
 COMPARISON_OPERATORS = frozenset(("==", "!=", "<", ">", "<=", ">="))
 ARITHMETIC_OPERATORS = frozenset("+-*/")
+# The values of the tokens that can follow an operand inside a condition or a sum.
+_CONTINUE_OPERAND = COMPARISON_OPERATORS | ARITHMETIC_OPERATORS | {"is", "in", "not", "and", "or"}
 _OPENERS = frozenset("([{")
+# What can follow a name inside a primary: a call's arguments, an attribute, a subscript.
+_AFTER_NAME = frozenset("(.[")
 _CLOSERS = frozenset(")]}")
 
 
@@ -29,7 +33,10 @@ class ExpressionParser(ParserCore):
         node = self.parse_arrow(operators)
         if node is None:
             return None
-        if self.at_op("|") or self._pipe_continues():
+        if self.barrier or self.i >= self.n:
+            if self._pipe_continues():
+                return self.parse_pipeline(node)
+        elif self.at_op("|"):
             return self.parse_pipeline(node)
         return node
 
@@ -122,7 +129,11 @@ class ExpressionParser(ParserCore):
             return None
         children = [first]
         while True:
-            if not self.at_op("->") and not self._arrow_continues(indent, children):
+            # Inside the line only `->` goes on; at its end, a line starting with `->` may.
+            if self.barrier or self.i >= self.n:
+                if not self._arrow_continues(indent, children):
+                    break
+            elif not self.at_op("->"):
                 break
             arrow = self.take()
             children.append(arrow)
@@ -171,6 +182,8 @@ class ExpressionParser(ParserCore):
             if handler is not None:
                 return handler(self)
             node: Any = self.take()
+            if self.barrier or self.i >= self.n or self.toks[self.i].value not in _AFTER_NAME:
+                return node  # the common case: a name alone
             if self.at_op("(") and self.calls_allowed:
                 node = t.ProgramCall([node, self.parse_arguments()])
             while self.at_op(".") or self.at_op("["):
@@ -211,16 +224,28 @@ class ExpressionParser(ParserCore):
         """A ``**...**`` condition, or (outside the grammar) a boolean expression."""
         return self._or_test()
 
-    # Every value passes through both levels; the lone operand, by far the most common
-    # case, returns without a call to the chain.
-    def _or_test(self) -> Any:
-        left = self._and_test()
+    # Every value passes through all the levels below (or, and, not, comparison, sum).  The
+    # lone operand, by far the most common case, is read once and returned unless the token
+    # after it continues one of those levels; otherwise the levels carry on from it
+    # (``first``), exactly as if each had been entered in turn.
+    def _or_test(self, first: Any = None) -> Any:
+        if first is None and not self.barrier and self.i < self.n:
+            tok = self.toks[self.i]
+            if not (tok.value == "not" and isinstance(tok, t.Name)):
+                first = self.parse_primary()
+                if first is None:
+                    return None
+                if self.barrier or self.i >= self.n:
+                    return first
+                if self.toks[self.i].value not in _CONTINUE_OPERAND:
+                    return first
+        left = self._and_test(first)
         if left is None or not self.at_word("or"):
             return left
         return self._boolean_chain(left, "or", self._and_test)
 
-    def _and_test(self) -> Any:
-        left = self._not_test()
+    def _and_test(self, first: Any = None) -> Any:
+        left = self._not_test(first)
         if left is None or not self.at_word("and"):
             return left
         return self._boolean_chain(left, "and", self._not_test)
@@ -237,8 +262,8 @@ class ExpressionParser(ParserCore):
             children.append(right)
         return t.BooleanExpression(children)
 
-    def _not_test(self) -> Any:
-        if self.at_word("not"):
+    def _not_test(self, first: Any = None) -> Any:
+        if first is None and self.at_word("not"):
             if self.nesting > MAX_NESTING:
                 return self._too_deep_not()
             kw = self.take_keyword()
@@ -251,7 +276,7 @@ class ExpressionParser(ParserCore):
                 self.missing("E004", "expected a condition after `not`", kw)
                 return t.NotExpression([kw])
             return t.NotExpression([kw, operand])
-        left = self.parse_sum()
+        left = self.parse_sum(first)
         if left is None:
             return None
         ops = self._comparison_operator()
@@ -293,9 +318,9 @@ class ExpressionParser(ParserCore):
                 return [self.take_keyword(), self.take_keyword()]
         return []
 
-    def parse_sum(self) -> Any:
+    def parse_sum(self, first: Any = None) -> Any:
         """Operands joined by ``+ - * /`` (outside the grammar, used by real programs)."""
-        left = self.parse_primary()
+        left = self.parse_primary() if first is None else first
         if left is None:
             return None
         tok = self.cur()
