@@ -115,7 +115,6 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     from openprose.analysis import project_roots_remembered
     from openprose.checking import check_text
     from openprose.config import ConfigError
-    from openprose.ide.analysis import analyze_document
     from openprose.syntax.parser import gc_paused
 
     try:
@@ -147,6 +146,8 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         config = configs[source]
         analysis: Analysis | None = None
         if fixer is None and args.format == "human":
+            from openprose.ide.analysis import analyze_document
+
             # The hints under the diagnostics need the analysis the diagnostics came from;
             # analysing a big file a second time for them took as long as checking it.
             analysis = analyze_document(text, path=source.fs_path or None)

@@ -6,15 +6,18 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from openprose.analysis import Context, Model, prepare
-from openprose.analysis.incremental import IncrementalAnalysis
 from openprose.diagnostics import Diagnostic
 from openprose.ide.caches import Caches, default_caches
 from openprose.ide.types import Pos, Range
 from openprose.syntax import parse
 from openprose.syntax import tree as t
+
+if TYPE_CHECKING:
+    # Only an editor's host makes one: a command line analysis does without the module.
+    from openprose.analysis.incremental import IncrementalAnalysis
 
 
 @dataclass
