@@ -65,7 +65,7 @@ def persistence(agent: t.AgentDefinition) -> Persistence | None:
     # A line with a syntax error has no value to judge: the parser reported it.
     errors = any(isinstance(c, t.ErrorNode) for c in prop.children)
     value = None if errors else prop.value
-    if isinstance(value, t.Name | t.Keyword):
+    if isinstance(value, (t.Name, t.Keyword)):
         if value.value == "false":
             return None
         scope = {"true": "run", "project": "project", "user": "user"}.get(value.value)

@@ -95,7 +95,7 @@ def number(leaf: Any) -> int | float | None:
 
 
 def is_variable(node: Any) -> bool:
-    return isinstance(node, t.Name | t.Attribute)
+    return isinstance(node, (t.Name, t.Attribute))
 
 
 def listed(node: Any, other: type | None = None) -> list[Any]:
@@ -493,4 +493,4 @@ def _context(ctx: Context, prop: t.Property) -> None:
 
 def _reference(node: Any) -> bool:
     # A subscript (`a[0]`) refers to a variable too; grammar.py reports it as W030.
-    return isinstance(node, t.Name | t.Attribute | t.Subscript)
+    return isinstance(node, (t.Name, t.Attribute, t.Subscript))

@@ -25,6 +25,8 @@ from collections.abc import Set
 from typing import Any
 
 from openprose.analysis.context import Context
+from openprose.analysis.rules.control import listed, terminated
+from openprose.analysis.rules.properties import sessions_to_check
 from openprose.syntax import tree as t
 from openprose.syntax.tree import offset_position
 
@@ -39,7 +41,10 @@ _TRAILING_PATH = re.compile(rf"(?<![\w.-])({_NAME})(?:\.{_NAME})*$")
 _CODE_CHARACTERS = frozenset("+-*/%()[]<>=!|&?.")
 _BRACE = re.compile(r"[{}]")
 # A string body whose only braces are those of valid interpolations.
-_ONLY_INTERPOLATIONS = re.compile(rf"[^{{}}]*(?:\{{{_NAME}(?:\.{_NAME})*\}}[^{{}}]*)*")
+# (Escapes are skipped as `string_parts` skips them: a backslash and the character after it.)
+_ONLY_INTERPOLATIONS = re.compile(
+    rf"[^{{}}\\]*(?:(?:\\.|\{{{_NAME}(?:\.{_NAME})*\}})[^{{}}\\]*)*", re.DOTALL
+)
 _DOUBLED = re.compile(rf"\{{\{{\s*({_NAME})(?:\.{_NAME})*\s*\}}\}}")
 
 
@@ -52,11 +57,9 @@ def check_local(ctx: Context) -> None:
         _legacy_import(ctx, node)
     for node in ctx.nodes(t.OutputBinding):
         _unnamed_output(ctx, node)
-    block = t.PropertyBlock
-    for node in ctx.nodes(t.Session):
-        children = node.children
+    for node, _, block in sessions_to_check(ctx):
         # Only a session whose properties follow its keyword (no `:`, no prompt) is asked.
-        if len(children) > 1 and isinstance(children[1], block):
+        if block is not None and node.children[1] is block:
             _session_without_colon(ctx, node)
     in_condition: set[int] = set()  # ids of nodes reported as W029 (and their subtrees)
     # A query of each class: one of the four would sort them together, and the order they
@@ -64,7 +67,7 @@ def check_local(ctx: Context) -> None:
     for kind in (t.IfStatement, t.ElifClause, t.ChoiceStatement, t.Loop):
         for node in ctx.nodes(kind):
             condition = node.criteria if kind is t.ChoiceStatement else node.condition
-            if condition is not None and not isinstance(condition, t.Operator | t.Keyword):
+            if condition is not None and not isinstance(condition, (t.Operator, t.Keyword)):
                 _condition(ctx, condition, in_condition)
     _objects(ctx)
     _expressions(ctx, in_condition)
@@ -163,12 +166,12 @@ def _condition(ctx: Context, node: Any, reported: set[int]) -> None:
 
 def _objects(ctx: Context) -> None:
     for node in ctx.nodes(t.ObjectLiteral):
-        if node.is_shorthand:
+        if _shorthand(node):
             continue
         outer = node.parent
         while outer is not None and not isinstance(outer, t.ObjectLiteral):
             outer = outer.parent
-        if outer is not None and not outer.is_shorthand:
+        if outer is not None and not _shorthand(outer):
             continue  # reported with the object that holds it
         ctx.report(
             "W028",
@@ -177,6 +180,11 @@ def _objects(ctx: Context) -> None:
             "in a prompt",
             node,
         )
+
+
+def _shorthand(node: t.ObjectLiteral) -> bool:
+    """``node.is_shorthand``: every entry a name."""
+    return all(type(entry) is t.Name for entry in listed(node, t.ObjectEntry))
 
 
 def _expressions(ctx: Context, in_condition: set[int]) -> None:
@@ -246,13 +254,8 @@ def _interpolations(ctx: Context) -> None:
         value = leaf.value
         if ("{" not in value and "}" not in value) or value.startswith('"""'):
             continue
-        if (
-            "\\" not in value
-            and len(value) > 1
-            and value[-1] == '"'
-            and only_interpolations(value, 1, len(value) - 1)
-        ):
-            # Terminated, no escape, and every brace in a valid `{name}`: nothing to report.
+        if terminated(leaf) and only_interpolations(value, 1, len(value) - 1):
+            # Every brace (outside escapes) in a valid `{name}`: nothing to report.
             continue
         _string(ctx, leaf, defined)
 

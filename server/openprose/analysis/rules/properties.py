@@ -18,6 +18,7 @@ from typing import Any
 
 from openprose.analysis.context import Context
 from openprose.analysis.rules.agent_memory import persistence
+from openprose.analysis.rules.control import listed
 from openprose.syntax import tree as t
 from openprose.syntax.vocabulary import (
     ACCESS_PERMISSIONS,
@@ -32,6 +33,8 @@ from openprose.syntax.vocabulary import (
 )
 
 MAX_PROMPT = 10_000
+# Made once (a union written in a call is made again at each call).
+_WORDS = (t.Name, t.Keyword)
 HIGH_RETRY = 10
 
 
@@ -43,30 +46,53 @@ def check_local(ctx: Context) -> None:
     # Each class on its own: one query of the three would sort them together by position.
     for agent in ctx.nodes(t.AgentDefinition):
         _agent(ctx, agent)
-    # Sessions are a third of the statements of a program, and most have a plain prompt and
-    # few properties: what ``_session`` does, with their common case inline.
+    for session, prompt, block in sessions_to_check(ctx):
+        if prompt is not None:
+            _session_prompt(ctx, prompt)
+        if block is not None:
+            _session_properties(ctx, session, block)
+    for resume in ctx.nodes(t.Resume):
+        _session(ctx, resume)
+        _resume_needs_persist(ctx, resume)
+
+
+SessionParts = tuple[t.Session, t.String | None, t.PropertyBlock | None]
+
+
+def sessions_to_check(ctx: Context) -> list[SessionParts]:
+    """The sessions with a prompt that may be blank or long (one that is neither is left
+    out) or with properties, each with that prompt and its property block.  Sessions are a
+    third of the statements of a program, and most have a plain prompt and few properties:
+    looked at once for these rules and for the grammar rules (E074)."""
+    return ctx.memo("properties.sessions", lambda: _sessions_to_check(ctx))
+
+
+def _sessions_to_check(ctx: Context) -> list[SessionParts]:
+    found: list[SessionParts] = []
     string = t.String
     block_class = t.PropertyBlock
     isspace = str.isspace
     for session in ctx.nodes(t.Session):
         children = session.children
+        prompt = None
         if len(children) > 1:
-            prompt = children[1]  # `session.prompt`: the string right after the keyword
-            if type(prompt) is string:
-                value = prompt.value
+            first = children[1]  # `session.prompt`: the string right after the keyword
+            if type(first) is string:
+                value = first.value
                 if not (
                     2 < len(value) <= MAX_PROMPT
                     and value[1] not in _NOT_PLAIN
                     and not isspace(value[1])
                 ):
-                    _session_prompt(ctx, prompt)
+                    prompt = first
+        block = None
         for child in children:
             if type(child) is block_class:
-                _session_properties(ctx, session, child)
+                block = child  # `session.property_block`
                 break
-    for resume in ctx.nodes(t.Resume):
-        _session(ctx, resume)
-        _resume_needs_persist(ctx, resume)
+        if prompt is not None or block is not None:
+            found.append((session, prompt, block))
+    return found
 
 
 def _value(prop: t.Property) -> Any:
@@ -74,13 +100,19 @@ def _value(prop: t.Property) -> Any:
     parser reported it already)."""
     children = prop.children
     for child in children:
-        if isinstance(child, t.ErrorNode):
+        if type(child) not in _NO_ERRORS and isinstance(child, t.ErrorNode):
             return None
     if len(children) > 2 and type(children[1]) is t.Operator:
         # `name: value`, the usual shape: the value follows the first operator.
         value = children[2]
         return value if isinstance(value, t.Expression) else None
     return prop.value
+
+
+# What a property line is mostly made of: classes that are no error node.
+_NO_ERRORS = frozenset(
+    (t.Name, t.Operator, t.String, t.Number, t.Keyword, t.Newline, t.PropertyBlock, t.ArrayLiteral)
+)
 
 
 def _block_of(node: Any) -> t.PropertyBlock | None:
@@ -104,7 +136,7 @@ _NOT_PLAIN = frozenset('"\\')
 
 def _word(value: Any) -> str | None:
     """A bare word, or the text of a plain string (``"linear"``)."""
-    if isinstance(value, t.Name | t.Keyword):
+    if isinstance(value, _WORDS):
         return str(value.value)
     if isinstance(value, t.String) and value.is_terminated:
         return value.text
@@ -233,7 +265,7 @@ def _persist(ctx: Context, prop: t.Property) -> None:
         if value.is_terminated and not value.text.strip():
             ctx.report("W009", "empty persist path: use true, project or a path string", value)
         return
-    if isinstance(value, t.Name | t.Keyword) and value.value in PERSIST_VALUES:
+    if isinstance(value, _WORDS) and value.value in PERSIST_VALUES:
         return
     ctx.report(
         "W009",
@@ -251,7 +283,7 @@ def _skills(ctx: Context, prop: t.Property) -> None:
     if not isinstance(value, t.ArrayLiteral):
         ctx.report("E013", 'skills must be an array of skill names: `skills: ["name"]`', value)
         return
-    elements = value.elements()
+    elements = listed(value)
     if not elements:
         if value.is_closed:
             ctx.report("W010", "empty skills array: remove it or name a skill", value)
@@ -340,7 +372,7 @@ def _permission_value(ctx: Context, permission: t.Property) -> None:
                 value,
             )
             return
-        for element in value.elements():
+        for element in listed(value):
             if not isinstance(element, t.String):
                 ctx.report(
                     "E016",
