@@ -26,6 +26,7 @@ from typing import Any
 
 from openprose.analysis.context import Context
 from openprose.analysis.rules.control import listed, terminated
+from openprose.analysis.rules.names import definitions_by_name
 from openprose.analysis.rules.properties import sessions_to_check
 from openprose.syntax import tree as t
 from openprose.syntax.tree import offset_position
@@ -262,8 +263,10 @@ def _interpolations(ctx: Context) -> None:
 
 def defined_names(ctx: Context) -> Set[str]:
     """The names the program defines anywhere (variables and inputs)."""
-    model = ctx.model
-    return frozenset(s.name for s in model.definitions) | {s.name for s in model.inputs}
+    # The names of `names.definitions_by_name`, which the names rules ask for too: one look
+    # at every definition of the program serves both.
+    by_name = ctx.program_fact(definitions_by_name)
+    return frozenset(by_name) | {s.name for s in ctx.model.inputs}
 
 
 def _masked_body(leaf: t.String) -> str:

@@ -35,6 +35,7 @@ from openprose.analysis.contracts import (
     classify,
 )
 from openprose.analysis.model import Symbol, import_alias
+from openprose.analysis.rules.control import terminated, text_of
 from openprose.codes import severity_of
 from openprose.diagnostics import Diagnostic, Related
 from openprose.syntax import tree as t
@@ -64,13 +65,16 @@ def check_program(ctx: Context) -> None:
 
 def _import_path(use: t.UseStatement) -> ImportPath | None:
     leaf = use.path
-    if leaf is None or not leaf.is_terminated:
+    if leaf is None or not terminated(leaf):
         return None  # the parser reports the missing or unterminated string
-    return classify(leaf.text)
+    return classify(text_of(leaf))
 
 
 def _top_level_uses(ctx: Context) -> list[t.UseStatement]:
-    return [s for s in ctx.nodes(t.UseStatement) if isinstance(s.parent, t.Module)]
+    return ctx.memo(
+        "imports.top_level_uses",
+        lambda: [s for s in ctx.nodes(t.UseStatement) if isinstance(s.parent, t.Module)],
+    )
 
 
 # --------------------------------------------------------------------------- use paths

@@ -60,8 +60,14 @@ def check_local(ctx: Context) -> None:
 def definitions_by_name(ctx: Context) -> Mapping[str, list[Symbol]]:
     """Every variable of the program by name, in program order."""
     found: dict[str, list[Symbol]] = {}
+    get = found.get
     for symbol in ctx.model.definitions:
-        found.setdefault(symbol.name, []).append(symbol)
+        name = symbol.name
+        namesakes = get(name)
+        if namesakes is None:
+            found[name] = [symbol]  # not `setdefault`, which makes a list for every symbol
+        else:
+            namesakes.append(symbol)
     return found
 
 
@@ -161,13 +167,19 @@ def _agents_and_blocks(ctx: Context, agents: list[Named], blocks: list[Named]) -
 def _variables(ctx: Context) -> None:
     """Duplicates in the flat namespace, conflicts with agents, and shadowing."""
     model = ctx.model
-    program_names = model.program_scope.symbols
+    program_scope = model.program_scope
+    program_names = program_scope.symbols
     by_name = ctx.program_fact(definitions_by_name)
     agents = model.agents
     output = Kind.OUTPUT
+    reserved = RESERVED_WORDS
     for symbol in ctx.part.definitions:
         name = symbol.name
         kind = symbol.kind
+        if not symbol.implicit:
+            leaf = symbol.leaf
+            if leaf is not None and leaf.value in reserved:
+                _reserved_word(ctx, leaf)
         if kind in _SCOPED_KINDS:  # `kind.is_scoped`
             _shadowing(ctx, symbol, program_names)
             continue
@@ -181,7 +193,13 @@ def _variables(ctx: Context) -> None:
             )
         if symbol.exported or (kind is output and _reexport(symbol)):
             continue
-        scoped = _scoped_namesake(symbol)
+        if symbol.scope is program_scope:
+            # `_scoped_namesake(symbol)` of the usual variable: one scope to look in.
+            scoped = program_names.get(name)
+            if scoped is not None and scoped.kind not in _SCOPED_KINDS:
+                scoped = None
+        else:
+            scoped = _scoped_namesake(symbol)
         if scoped is not None:
             what = scoped.kind.value
             ctx.report(
@@ -362,14 +380,15 @@ def _reassignment(ctx: Context, reference: Reference) -> None:
 
 
 def _reserved_words(ctx: Context, agents: list[Named], blocks: list[Named]) -> None:
-    named: list[Any] = [s.leaf for s in ctx.part.definitions if not s.implicit]
-    named += [leaf for _, leaf, _ in agents]
-    named += [leaf for _, leaf, _ in blocks]
-    reserved = RESERVED_WORDS
-    for leaf in named:
-        if leaf is not None and leaf.value in reserved:
-            ctx.report(
-                "E068",
-                f"`{leaf.value}` is a reserved word and cannot be used as a name",
-                leaf,
-            )
+    """E068 for agents and blocks (``_variables`` asks it of each variable it goes over)."""
+    for _, leaf, _ in (*agents, *blocks):
+        _reserved_word(ctx, leaf)
+
+
+def _reserved_word(ctx: Context, leaf: Any) -> None:
+    if leaf is not None and leaf.value in RESERVED_WORDS:
+        ctx.report(
+            "E068",
+            f"`{leaf.value}` is a reserved word and cannot be used as a name",
+            leaf,
+        )

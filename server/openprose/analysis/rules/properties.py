@@ -420,13 +420,24 @@ def _session_prompt(ctx: Context, prompt: t.String) -> None:
 
 
 def _session_properties(ctx: Context, node: t.Session | t.Resume, block: t.PropertyBlock) -> None:
-    props = block.properties()
-    _duplicates(ctx, props)
     statement = "resume" if isinstance(node, t.Resume) else "session"
     retry: t.Property | None = None
     backoff: t.Property | None = None
-    for prop in props:
-        name = prop.children[0].value  # `prop.name`
+    first: dict[str, t.Property] = {}
+    for prop in block.children:
+        if type(prop) is not t.Property:  # `block.properties()`
+            continue
+        leaf = prop.children[0]  # `prop.name_leaf`
+        name = leaf.value
+        # `_duplicates(ctx, props)`, in the same look at each property.
+        earlier = first.setdefault(name, prop)
+        if earlier is not prop:
+            ctx.report(
+                "E009",
+                f"property `{name}` is already specified",
+                leaf,
+                related=(("first specified here", earlier.name_leaf),),
+            )
         if name == "context":
             pass  # the names rules check the variables
         elif name == "model":
@@ -440,6 +451,8 @@ def _session_properties(ctx: Context, node: t.Session | t.Resume, block: t.Prope
             backoff = backoff or prop
             _backoff(ctx, prop)
         elif name in AGENT_PROPERTIES:
+            if name == "permissions" and prop.block is not None:
+                _duplicates(ctx, prop.block.properties())
             ctx.report(
                 "W005",
                 f"`{name}` is not a {statement} property: set it on the agent definition",
