@@ -86,6 +86,10 @@ def container_keyword(node: Any) -> str:
 
 def _unconditional_recursion(ctx: Context) -> None:
     """Blocks that call each other (or themselves) on every path never finish."""
+    if not ctx.model.blocks or not (ctx.nodes(t.DoInvocation) or ctx.nodes(t.ErrorNode)):
+        # No `do` anywhere (the index leaves out the insides of error nodes, where a walk
+        # of a block would still find one): no block calls another.
+        return
     calls: dict[str, list[tuple[str, Any]]] = {}
     for name, blocks in ctx.model.blocks.items():
         block = blocks[0]
