@@ -17,7 +17,7 @@ from openprose.format.check import comments, verify
 from openprose.format.check import skeleton as _skeleton
 from openprose.format.diff import line_diff, split_lines
 from openprose.format.printer import Printer, line_ending
-from openprose.format.tokens import same_tokens
+from openprose.format.tokens import same_changed_tokens
 from openprose.syntax import parse
 from openprose.syntax import tree as t
 from openprose.syntax.reparse import release
@@ -94,7 +94,7 @@ def _print_and_spans(
     printer.module(module)
     out, starts = printer.text_and_starts()
     unformatted = len(printer.broken)
-    if options.verify and out != text and not same_tokens(module, out, options.keep_comments):
+    if options.verify and out != text and not _proven(printer, module, text, out, starts, options):
         problem = verify(module, text, out, starts, options.keep_comments)
         if problem is not None:
             refused = FormatResult(
@@ -106,6 +106,16 @@ def _print_and_spans(
             )
             return refused, None
     return FormatResult(out, out != text, unformatted), starts
+
+
+def _proven(
+    printer: Printer, module: t.Module, text: str, out: str, starts: list[int], options: Options
+) -> bool:
+    """Whether the token streams show ``out`` holds the program (see tokens.py); a program
+    with syntax issues is left to the parse."""
+    if printer.broken:
+        return False
+    return same_changed_tokens(module, text, out, starts, options.keep_comments)
 
 
 def skeleton(module: Any) -> list[tuple[str, str]]:

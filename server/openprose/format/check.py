@@ -192,7 +192,28 @@ def _prefix_comments(prefix: str) -> list[str]:
 # ---------------------------------------------------------------- the incremental check
 
 
-def _line_starts(text: str) -> list[int]:
+def input_starts(items: list[Any], marker: Any, text: str, lines: list[int]) -> list[int] | None:
+    """Where each top-level statement's text (its prefix included) and the end marker's
+    text start in the input ``text`` (then its length), checked against the text; ``lines``:
+    where its lines start."""
+    bom = 1 if text.startswith("\ufeff") else 0
+    starts = [0]
+    for item in items[1:]:
+        leaf = item.get_first_leaf()
+        start = lines[leaf.line - 1] + leaf.column + (bom if leaf.line == 1 else 0)
+        start -= len(leaf.prefix)
+        if start <= starts[-1] or not text.startswith(leaf.prefix, start):
+            return None
+        if not text.startswith(leaf.value, start + len(leaf.prefix)):
+            return None
+        starts.append(start)
+    marker_start = len(text) - len(marker.prefix)
+    if marker_start < starts[-1] or not text.endswith(marker.prefix):
+        return None
+    return [*starts, marker_start, len(text)]
+
+
+def line_starts(text: str) -> list[int]:
     return [0, *(m.end() for m in _LINE_BREAK.finditer(text))]
 
 
@@ -227,7 +248,7 @@ class _Check:
         old, new = split_lines(self.text), split_lines(self.out)
         if len(old) == len(new) and sum(map(str.__ne__, old, new)) > self.diff_share * len(old):
             return False  # most lines changed: one full parse is the cheapest check
-        self.in_lines = _line_starts(self.text)
+        self.in_lines = line_starts(self.text)
         in_starts = self._input_starts()
         if in_starts is None:
             return False
@@ -238,7 +259,7 @@ class _Check:
             for k in range(n + 1)
         ]
         self.changed = changed
-        self.out_lines = _line_starts(out)
+        self.out_lines = line_starts(out)
         pending: list[int] = []
         try:
             for k in range(n + 1):
@@ -258,24 +279,7 @@ class _Check:
             return False
 
     def _input_starts(self) -> list[int] | None:
-        """Where each top-level statement's text (its prefix included) and the end
-        marker's text start in the input, checked against the text."""
-        text, lines = self.text, self.in_lines
-        bom = 1 if text.startswith("\ufeff") else 0
-        starts = [0]
-        for item in self.items[1:]:
-            leaf = item.get_first_leaf()
-            start = lines[leaf.line - 1] + leaf.column + (bom if leaf.line == 1 else 0)
-            start -= len(leaf.prefix)
-            if start <= starts[-1] or not text.startswith(leaf.prefix, start):
-                return None
-            if not text.startswith(leaf.value, start + len(leaf.prefix)):
-                return None
-            starts.append(start)
-        marker_start = len(text) - len(self.marker.prefix)
-        if marker_start < starts[-1] or not text.endswith(self.marker.prefix):
-            return None
-        return [*starts, marker_start, len(text)]
+        return input_starts(self.items, self.marker, self.text, self.in_lines)
 
     # ------------------------------------------------------------ one statement, inside
 

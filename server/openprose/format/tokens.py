@@ -21,9 +21,11 @@ parses the output again (check.py), so False never means the output is wrong.
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any
 
 from openprose.format.check import _prefix_comments as prefix_comments
+from openprose.format.check import input_starts, line_starts
 from openprose.syntax import tree as t
 from openprose.syntax.tokenizer import _TOKEN, Tokenizer
 
@@ -57,13 +59,58 @@ _COLON = [t.Operator(":", t.LineAnchor(1), 0)]
 
 
 def same_tokens(module: t.Module, out: str, keep_comments: bool) -> bool:
-    """True if ``out`` provably parses to ``module``'s tree (and has its comments, if
+    """True if ``out`` provably parses to ``module``'s tree (with its comments if
     ``keep_comments``); False if that could not be shown this way."""
-    expected = tree_stream(module)
-    if expected is None:
-        return False
-    printed = text_stream(out)
-    if printed is None or printed[0] != expected[0]:
+    return _same(tree_stream(module), text_stream(out), keep_comments)
+
+
+def same_changed_tokens(
+    module: t.Module, text: str, out: str, out_starts: list[int], keep_comments: bool
+) -> bool:
+    """``same_tokens`` for ``module`` parsed from ``text`` WITHOUT syntax issues (the caller
+    knows: the printer found none), reading only the top-level statements whose text
+    changed.  ``out_starts``: where the printer started each top-level statement, then the
+    end's text, in ``out``.
+
+    Each statement of such a program starts a logical line at the left margin and ends one
+    outside brackets, so the tokenizer reads it the same wherever it stands: from the start
+    of the text on, statement after statement, one unchanged reads as in the input and one
+    changed as its stream says, and the stream of the whole text is theirs in a row."""
+    items: list[Any] = module.children[:-1]
+    marker = module.children[-1]
+    ends = [*out_starts, len(out)]
+    if (
+        not items
+        or len(ends) != len(items) + 2
+        or ends[0] != 0
+        or any(a > b for a, b in pairwise(ends))
+        or type(items[-1].get_last_leaf()) is not t.Newline  # the text ends inside a line
+    ):
+        return same_tokens(module, out, keep_comments)
+    in_starts = input_starts(items, marker, text, line_starts(text))
+    if in_starts is None:
+        return same_tokens(module, out, keep_comments)
+    for k in range(len(items) + 1):
+        piece = out[ends[k] : ends[k + 1]]
+        if text[in_starts[k] : in_starts[k + 1]] == piece:
+            continue
+        if k < len(items) and not piece.endswith(("\n", "\r")):
+            return False  # what is left after its last line break starts the next line
+        node = items[k] if k < len(items) else marker
+        expected = tree_stream(node, k == 0)
+        if expected is None or (expected[0] and expected[0][0] != -1):
+            return False  # a statement not at the left margin: not a program without issues
+        if not _same(expected, text_stream(piece, k == 0), keep_comments):
+            return False
+    return True
+
+
+def _same(
+    expected: tuple[list[Any], list[str]] | None,
+    printed: tuple[list[Any], list[str]] | None,
+    keep_comments: bool,
+) -> bool:
+    if expected is None or printed is None or printed[0] != expected[0]:
         return False
     return not keep_comments or printed[1] == expected[1]
 
@@ -92,16 +139,17 @@ class _Depths:
         return None
 
 
-def tree_stream(module: t.Module) -> tuple[list[Any], list[str]] | None:
-    """The line stream and comments of the text ``module`` was parsed from."""
+def tree_stream(node: Any, at_start: bool = True) -> tuple[list[Any], list[str]] | None:
+    """The line stream and comments of the text ``node`` was parsed from (``at_start``: the
+    text's start, where a byte-order mark is not a token); None if it has syntax issues."""
     stream: list[Any] = []
     comments: list[str] = []
     append = stream.append
     depths = _Depths()
     kinds = _LEAF_KIND
     line_open = False
-    first = True
-    stack: list[Any] = [module]
+    first = at_start
+    stack: list[Any] = [node]
     pop, extend = stack.pop, stack.extend
     newline, end_marker, error_node = t.Newline, t.EndMarker, t.ErrorNode
     while stack:
@@ -142,15 +190,16 @@ def tree_stream(module: t.Module) -> tuple[list[Any], list[str]] | None:
     return stream, comments
 
 
-def text_stream(text: str) -> tuple[list[Any], list[str]] | None:
-    """The line stream and comments of ``text``, read as the tokenizer reads it."""
+def text_stream(text: str, at_start: bool = True) -> tuple[list[Any], list[str]] | None:
+    """The line stream and comments of ``text``, read as the tokenizer reads it from a line
+    start (``at_start``: the text's start, where a byte-order mark is skipped)."""
     stream: list[Any] = []
     comments: list[str] = []
     append = stream.append
     depths = _Depths()
     continues = Tokenizer(text)._continues
     line_open = False
-    line_start = pos = 1 if text.startswith("\ufeff") else 0
+    line_start = pos = 1 if at_start and text.startswith("\ufeff") else 0
     indent = ""
     brackets = 0
     odd = _ODD
