@@ -144,7 +144,7 @@ class String(ProseLeaf):
 
     @property
     def quote_length(self) -> int:
-        return 3 if self.is_triple else 1
+        return 3 if self.value.startswith('"""') else 1
 
     @property
     def is_terminated(self) -> bool:
@@ -166,9 +166,10 @@ class String(ProseLeaf):
     @property
     def body(self) -> str:
         """The raw text between the quotes (escapes not decoded)."""
-        q = self.quote_length
-        end = len(self.value) - q if self.is_terminated else len(self.value)
-        return self.value[q:end]
+        value = self.value
+        q = 3 if value.startswith('"""') else 1
+        end = len(value) - q if self.is_terminated else len(value)
+        return value[q:end]
 
     def parts(self) -> list[StringPart]:
         """Text runs, escapes and ``{name}`` interpolations, each with its own range."""
@@ -307,6 +308,8 @@ def offset_position(leaf: _parso.Leaf, offset: int) -> Position:
     line, column = leaf.start_pos
     offset = max(0, min(offset, len(value)))
     ends = _line_ends(value)
+    if not ends:
+        return line, column + offset  # a one-line value
     lines = bisect_left(ends, offset)  # line ends wholly before the offset
     if 0 < offset < len(value) and value[offset - 1] == "\r" and value[offset] == "\n":
         return line + lines + 1, 0  # inside a CRLF: where the CR ends the line
@@ -370,10 +373,30 @@ class ProseNode(_parso.BaseNode):
         if leaf is None:
             return None
         children = self.children
-        for i, child in enumerate(children):
-            if child is leaf:
-                return children[i + 1] if i + 1 < len(children) else None
+        # Tree nodes and leaves compare by identity (parso defines no ``__eq__``), so
+        # ``index`` finds ``leaf`` itself, in C.
+        try:
+            i = children.index(leaf) + 1
+        except ValueError:
+            return None
+        return children[i] if i < len(children) else None
+
+    def _name_after_first(self) -> Name | None:
+        children = self.children
+        nxt = children[1] if len(children) > 1 else None
+        return nxt if isinstance(nxt, Name) else None
+
+    def _expression_after_first(self) -> Expression | None:
+        children = self.children
+        nxt = children[1] if len(children) > 1 else None
+        if isinstance(nxt, Expression) and not isinstance(nxt, _parso.ErrorNode):
+            return nxt
         return None
+
+    def _second(self) -> _parso.NodeOrLeaf | None:
+        """The child after the first (the keyword of most statements), None if absent."""
+        children = self.children
+        return children[1] if len(children) > 1 else None
 
     def _name_after(self, leaf: _parso.NodeOrLeaf | None) -> Name | None:
         nxt = self._after(leaf)
@@ -582,7 +605,7 @@ class OutputBinding(ProseNode):
 
     @property
     def name(self) -> Name | None:
-        nxt = self._after(self.children[0])
+        nxt = self._second()
         after = self._after(nxt)
         if isinstance(nxt, Name) and isinstance(after, Operator) and after.value == "=":
             return nxt
@@ -593,7 +616,7 @@ class OutputBinding(ProseNode):
         for child in self.children[1:]:
             if isinstance(child, Operator) and child.value == "=":
                 return _value_after_equals(self)
-        return self._expression_after(self.children[0])
+        return self._expression_after_first()
 
 
 class AgentDefinition(_HasProperties):
@@ -656,7 +679,7 @@ class LetBinding(ProseNode):
     @property
     def target(self) -> Name | ObjectLiteral | None:
         """A ``Name``, or an ``ObjectLiteral`` pattern for ``let { a, b } = ...``."""
-        nxt = self._after(self.children[0])
+        nxt = self._second()
         return nxt if isinstance(nxt, Name | ObjectLiteral) else None
 
     def target_names(self) -> list[Name]:
@@ -723,7 +746,7 @@ class Session(_HasProperties):
 
     @property
     def prompt(self) -> String | None:
-        nxt = self._after(self.children[0])
+        nxt = self._second()
         return nxt if isinstance(nxt, String) else None
 
     @property
@@ -736,7 +759,7 @@ class Session(_HasProperties):
     @property
     def name(self) -> Name | None:
         """The session's own name in ``session name: agent``."""
-        nxt = self._after(self.children[0])
+        nxt = self._second()
         return nxt if isinstance(nxt, Name) else None
 
 
@@ -769,7 +792,7 @@ class DoInvocation(ProseNode):
 
     @property
     def name(self) -> Name | None:
-        return self._name_after(self.children[0])
+        return self._name_after_first()
 
     @property
     def arguments(self) -> Arguments | None:
@@ -807,7 +830,7 @@ class Repeat(_HasSuite):
     def count(self) -> Expression | None:
         # Junk where the count is missing (`repeat $:`) is not a count: the parser reports
         # the count missing, and the checks of a count would report the junk again.
-        return self._expression_after(self.children[0])
+        return self._expression_after_first()
 
     @property
     def index(self) -> Name | None:
@@ -895,7 +918,7 @@ class PipeStage(_HasSuite):
 
     @property
     def operation(self) -> Name | Keyword | None:
-        nxt = self._after(self.children[0])
+        nxt = self._second()
         return nxt if isinstance(nxt, Name | Keyword) else None
 
     @property
@@ -953,7 +976,7 @@ class ChoiceStatement(_HasSuite):
 
     @property
     def criteria(self) -> Expression | None:
-        return self._expression_after(self.children[0])
+        return self._expression_after_first()
 
     def options(self) -> list[OptionClause]:
         return [s for s in self.body_statements() if isinstance(s, OptionClause)]
@@ -965,7 +988,7 @@ class OptionClause(_HasSuite):
 
     @property
     def label(self) -> String | None:
-        nxt = self._after(self.children[0])
+        nxt = self._second()
         return nxt if isinstance(nxt, String) else None
 
 
@@ -977,7 +1000,7 @@ class IfStatement(_HasSuite):
 
     @property
     def condition(self) -> Expression | None:
-        return self._expression_after(self.children[0])
+        return self._expression_after_first()
 
     def elif_clauses(self) -> list[ElifClause]:
         return self._all(ElifClause)
@@ -993,7 +1016,7 @@ class ElifClause(_HasSuite):
 
     @property
     def condition(self) -> Expression | None:
-        return self._expression_after(self.children[0])
+        return self._expression_after_first()
 
 
 class ElseClause(_HasSuite):

@@ -219,6 +219,8 @@ class ParserCore:
                     '(use `"""` for text that spans lines)'
                 )
             self.issues.append(t.SyntaxIssue("E001", message, leaf, leaf, 0, len(leaf.value)))
+        if "\\" not in leaf.value:
+            return  # no escape at all, the common case
         for start, end, raw in invalid_escapes(leaf):
             self.issues.append(
                 t.SyntaxIssue(
@@ -321,7 +323,11 @@ class ParserCore:
             if stop_at is not None and items and stop_at(self.line.prefix_line):
                 self.stopped = True
                 break
-            rel = relation(self.line.indent, block, parent)
+            indent = self.line.indent
+            if indent == block:  # the common case, without the call
+                items.append(self.parse_item(kind))
+                continue
+            rel = relation(indent, block, parent)
             if rel in (_SAME, _MIXED):
                 item = self.parse_item(kind, rel == _MIXED)
             elif rel == _DEEPER:
@@ -458,7 +464,8 @@ class ParserCore:
         ``may_be_empty``: for ``if``/``elif``/``else``/``option`` an empty body is a
         warning of the analyzer (W025/W026), not a syntax error.
         """
-        self.junk(children)
+        if self.i < self.n:
+            self.junk(children)
         block = self.parse_block(kind, indent, True)
         if block is not None:
             children.append(block)
@@ -477,7 +484,8 @@ class ParserCore:
         """End a statement on its line: junk, then its newline."""
         if self.barrier:
             return
-        self.junk(children)
+        if self.i < self.n:
+            self.junk(children)
         newline = self.line.newline
         if newline is not None:
             children.append(newline)
