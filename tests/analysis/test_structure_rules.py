@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
+from openprose.analysis import prepare
+from openprose.analysis.rules import structure
 from openprose.checking import check_text
+from openprose.syntax import parse
 
 
 def codes(text: str) -> list[tuple[str, tuple[int, int]]]:
@@ -37,3 +43,41 @@ def test_recursion_with_a_base_case_is_fine() -> None:
         "do refine(start)\n"
     )
     assert check_text(text) == []
+
+
+# The calls between blocks are read from the node index (each `do` climbs to its blocks)
+# rather than by walking every block: both must find the same calls in the same order.
+_BODY_LINE = st.sampled_from(
+    ["do a", "do b", "do c(x)", "do missing", 'session "s"', "if **ok**:", "repeat 2:"]
+)
+
+
+@st.composite
+def _block_programs(draw: st.DrawFn) -> str:
+    lines = []
+    for name in draw(st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=4)):
+        lines.append(f"block {name}:" if name != "c" else "block c(x):")
+        depth = 1
+        for line in draw(st.lists(_BODY_LINE, min_size=1, max_size=5)):
+            lines.append("  " * depth + line)
+            if line.endswith(":"):
+                depth += 1
+        if lines[-1].endswith(":"):
+            lines.append("  " * depth + 'session "end"')
+    lines += draw(st.lists(st.sampled_from(["do a", "do b", 'session "top"']), max_size=2))
+    return "\n".join(lines) + "\n"
+
+
+@given(_block_programs())
+def test_the_index_finds_the_calls_a_walk_of_each_block_finds(text: str) -> None:
+    ctx = prepare(parse(text))
+    blocks = ctx.model.blocks
+    walked = {
+        name: [
+            (call.name.value, call)
+            for call in structure._unconditional_calls(found[0])
+            if call.name.value in blocks
+        ]
+        for name, found in blocks.items()
+    }
+    assert structure._calls_from_index(ctx) == walked

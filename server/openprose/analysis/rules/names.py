@@ -231,8 +231,9 @@ def _scoped_namesake(symbol: Symbol) -> Symbol | None:
     return scoped if scoped is not None and scoped.kind in _SCOPED_KINDS else None
 
 
-# `Kind.is_scoped`, told once per kind: every definition asks.
-_SCOPED_KINDS = frozenset(kind for kind in Kind if kind.is_scoped)
+# `Kind.is_scoped` without the property call: every definition asks.  A tuple, as an enum
+# member's hash is computed in Python (a set lookup cost more than comparing five).
+_SCOPED_KINDS = tuple(kind for kind in Kind if kind.is_scoped)
 
 
 def _counted(symbol: Symbol) -> bool:

@@ -186,7 +186,7 @@ def _agent(ctx: Context, agent: t.AgentDefinition) -> None:
     props = agent.properties()
     _duplicates(ctx, props)
     for prop in props:
-        name = prop.name
+        name = prop.children[0].value  # `prop.name`
         if name == "model":
             _model(ctx, prop)
         elif name == "prompt":

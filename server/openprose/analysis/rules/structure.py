@@ -86,18 +86,22 @@ def container_keyword(node: Any) -> str:
 
 def _unconditional_recursion(ctx: Context) -> None:
     """Blocks that call each other (or themselves) on every path never finish."""
-    if not ctx.model.blocks or not (ctx.nodes(t.DoInvocation) or ctx.nodes(t.ErrorNode)):
-        # No `do` anywhere (the index leaves out the insides of error nodes, where a walk
-        # of a block would still find one): no block calls another.
+    blocks = ctx.model.blocks
+    if not blocks:
         return
-    calls: dict[str, list[tuple[str, Any]]] = {}
-    for name, blocks in ctx.model.blocks.items():
-        block = blocks[0]
-        calls[name] = [
-            (invocation.name.value, invocation)
-            for invocation in _unconditional_calls(block)
-            if invocation.name.value in ctx.model.blocks
-        ]
+    if ctx.nodes(t.ErrorNode):
+        # The index leaves out the insides of error nodes, where a walk of a block still
+        # finds calls: each block is walked.
+        calls = {
+            name: [
+                (invocation.name.value, invocation)
+                for invocation in _unconditional_calls(found[0])
+                if invocation.name.value in blocks
+            ]
+            for name, found in blocks.items()
+        }
+    else:
+        calls = _calls_from_index(ctx)
     reported: set[str] = set()
     for start in calls:
         cycle = _cycle_from(start, calls)
@@ -112,6 +116,28 @@ def _unconditional_recursion(ctx: Context) -> None:
             "stops it: put the recursive call under `if **...**:` with a base case",
             first.name_leaf,
         )
+
+
+def _calls_from_index(ctx: Context) -> dict[str, list[tuple[str, Any]]]:
+    """What walking each block with ``_unconditional_calls`` finds, from the index's
+    invocations (in source order, as a walk meets them): each climbs to the blocks holding
+    it, noting whether a conditional construct stands in between."""
+    blocks = ctx.model.blocks
+    calls: dict[str, list[tuple[str, Any]]] = {name: [] for name in blocks}
+    first = {id(found[0]): name for name, found in blocks.items()}
+    for invocation in ctx.nodes(t.DoInvocation):
+        name = invocation.name
+        if name is None or name.value not in blocks:
+            continue
+        ancestor = invocation.parent
+        while ancestor is not None:
+            holder = first.get(id(ancestor))
+            if holder is not None:
+                calls[holder].append((name.value, invocation))
+            if isinstance(ancestor, _CONDITIONAL):
+                break  # every block above holds the call under a condition
+            ancestor = ancestor.parent
+    return calls
 
 
 def _unconditional_calls(block: t.BlockDefinition) -> list[Any]:
