@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from openprose.analysis.model import Reference
-from openprose.diagnostics import Diagnostic
+from openprose.diagnostics import Diagnostic, Position
 from openprose.format import TextEdit
 from openprose.ide.analysis import Analysis, to_pos
 from openprose.ide.fixes.did_you_mean import close_matches
@@ -169,10 +169,7 @@ class Fixer:
         return TextEdit((line, 0), end, "")
 
     def reference(self, diagnostic: Diagnostic) -> Reference | None:
-        for reference in self.analysis.model.references:
-            if reference.start == diagnostic.start and reference.end == diagnostic.end:
-                return reference
-        return None
+        return _references_by_place(self.analysis).get((diagnostic.start, diagnostic.end))
 
     def brings(self, edit: TextEdit, code: str) -> bool:
         """Whether applying ``edit`` brings more ``code`` diagnostics."""
@@ -188,6 +185,22 @@ class Fixer:
         names = {s.name for s in model.definitions}
         names |= set(model.agents) | set(model.blocks) | set(model.programs)
         return names
+
+
+def _references_by_place(analysis: Analysis) -> dict[tuple[Position, Position], Reference]:
+    """The first reference at each range of the analysis's model, found once per analysis
+    (the hints of `prose check` ask for one per diagnostic: a search of the whole list each
+    time was quadratic on a big program)."""
+    found: dict[tuple[Position, Position], Reference] | None = analysis.__dict__.get(_BY_PLACE)
+    if found is None:
+        found = {}
+        for reference in analysis.model.references:
+            found.setdefault((reference.start, reference.end), reference)
+        analysis.__dict__[_BY_PLACE] = found
+    return found
+
+
+_BY_PLACE = "fixer.references_by_place"
 
 
 Handler = Callable[[Fixer, Diagnostic, Any], list[Fix]]
