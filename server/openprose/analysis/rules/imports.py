@@ -70,6 +70,16 @@ def _import_path(use: t.UseStatement) -> ImportPath | None:
     return classify(text_of(leaf))
 
 
+def _alias(ctx: Context, use: t.UseStatement) -> str | None:
+    """``import_alias(use)``, found once per check (an offline import's message and the
+    duplicate names check both ask)."""
+    aliases: dict[int, str | None] = ctx.memo("imports.aliases", dict)
+    key = id(use)
+    if key not in aliases:
+        aliases[key] = import_alias(use)
+    return aliases[key]
+
+
 def _top_level_uses(ctx: Context) -> list[t.UseStatement]:
     return ctx.memo(
         "imports.top_level_uses",
@@ -150,7 +160,7 @@ def _resolve(ctx: Context, paths: dict[int, ImportPath | None]) -> dict[int, Res
                 message += f" (a registry program is written `@handle/{path.text}`)"
             ctx.report("E072", message, leaf)
         elif resolution.status is Status.OFFLINE:
-            alias = import_alias(use)
+            alias = _alias(ctx, use)
             if path.kind is Kind.URL:
                 why = "programs are not fetched by URL"
             else:
@@ -221,7 +231,7 @@ def _names(
             )
             continue
         by_key[key] = use
-        name = import_alias(use)
+        name = _alias(ctx, use)
         if name is None:
             continue
         other = by_name.get(name)
@@ -261,8 +271,8 @@ def _inputs(ctx: Context, inputs: list[t.InputDeclaration]) -> None:
         name = node.name
         if (
             isinstance(description, t.String)
-            and description.is_terminated
-            and not description.text.strip()
+            and terminated(description)
+            and not text_of(description).strip()
         ):
             what = f"input `{name.value}`" if name is not None else "this input"
             ctx.report(
