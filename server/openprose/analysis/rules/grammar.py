@@ -247,9 +247,9 @@ def _is_condition(node: Any) -> bool:
 
 
 def _interpolations(ctx: Context) -> None:
-    defined = ctx.program_fact(defined_names)
-    if not defined:
-        return
+    # The defined names are asked for at the first string that needs them: in most programs
+    # every brace is in a valid interpolation.
+    defined: Set[str] | None = None
     only_interpolations = _ONLY_INTERPOLATIONS.fullmatch
     for leaf in ctx.strings():
         value = leaf.value
@@ -258,6 +258,10 @@ def _interpolations(ctx: Context) -> None:
         if terminated(leaf) and only_interpolations(value, 1, len(value) - 1):
             # Every brace (outside escapes) in a valid `{name}`: nothing to report.
             continue
+        if defined is None:
+            defined = ctx.program_fact(defined_names)
+        if not defined:
+            return
         _string(ctx, leaf, defined)
 
 

@@ -50,6 +50,8 @@ def check(ctx: Context) -> None:
 
 def check_program(ctx: Context) -> None:
     nodes = {kind: ctx.nodes(kind) for kind in _WANTED if kind is not t.LetBinding}
+    if not any(nodes.values()) and not ctx.model.program_calls:
+        return  # no import, input or program call: nothing to check (most programs)
     uses = nodes[t.UseStatement]
     paths = {id(use): _import_path(use) for use in uses}
     _path_formats(ctx, uses, paths)
