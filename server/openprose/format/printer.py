@@ -27,6 +27,14 @@ _CLOSE = frozenset(")]}")
 _CALL_LIKE_KEYWORDS = frozenset(PIPE_OPERATIONS)
 _BLOCKS = (t.Suite, t.PropertyBlock)
 _OPERATOR = t.Operator
+_NEWLINE = t.Newline
+_END_MARKER = t.EndMarker
+_PIPELINE = t.Pipeline
+_ARROW = t.ArrowSequence
+_BLOCK_TYPES = frozenset(_BLOCKS)
+_LEAVES = frozenset(
+    {t.Name, t.Keyword, t.Operator, t.Number, t.String, t.Discretion, t.Newline, t.EndMarker}
+)
 _BRACKETS = _OPEN | _CLOSE
 # The tokens ``node`` prints itself when they continue a line (not line breaks, the end,
 # or error tokens).
@@ -180,11 +188,12 @@ class Printer:
             return
         if node.issues:
             self.issues_seen = True
-        if isinstance(node, _BLOCKS):
+        cls = type(node)  # none of these node classes has subclasses
+        if cls in _BLOCK_TYPES:
             self.block(node, indent)
-        elif isinstance(node, t.Pipeline):
+        elif cls is _PIPELINE:
             self.pipeline(node, indent)
-        elif isinstance(node, t.ArrowSequence):
+        elif cls is _ARROW:
             self.arrow(node, indent)
         else:
             out = self.out
@@ -208,7 +217,10 @@ class Printer:
                             self.track_brackets(child)
                         self.prev = child
                         continue
-                self.node(child, indent)
+                if cls in _LEAVES:
+                    self.leaf(child, indent)
+                else:
+                    self.node(child, indent)
 
     def block(self, block: Any, header_indent: str, step: str = INDENT) -> None:
         if block.issues:
@@ -274,10 +286,11 @@ class Printer:
     # ------------------------------------------------------------ leaves
 
     def leaf(self, leaf: Any, indent: str) -> None:
-        if isinstance(leaf, t.Newline):
+        cls = type(leaf)
+        if cls is _NEWLINE:
             self.newline(leaf)
             return
-        if isinstance(leaf, t.EndMarker):
+        if cls is _END_MARKER:
             self.end(leaf)
             return
         if self.at_line_start:

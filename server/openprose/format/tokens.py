@@ -45,6 +45,8 @@ _LEAF_KIND: dict[type, int] = {
     t.Number: _NUM,
     t.Operator: _OP,
 }
+# The leaves of a program without syntax issues.
+_LEAVES = frozenset({*_LEAF_KIND, t.Newline, t.EndMarker})
 _OPENERS = frozenset("([{")
 _BRACKETS = frozenset("([{)]}")
 # Kinds read apart from the common ones (old whitespace and comment tokens, errors, `**`).
@@ -139,55 +141,72 @@ class _Depths:
         return None
 
 
+class _Unreadable(Exception):
+    """A node with syntax issues, or an error token."""
+
+
 def tree_stream(node: Any, at_start: bool = True) -> tuple[list[Any], list[str]] | None:
     """The line stream and comments of the text ``node`` was parsed from (``at_start``: the
     text's start, where a byte-order mark is not a token); None if it has syntax issues."""
+    leaves: list[Any] = []
+    try:
+        if hasattr(node, "children"):
+            _collect(node, leaves)
+        else:
+            leaves.append(node)
+    except _Unreadable:
+        return None
     stream: list[Any] = []
     comments: list[str] = []
     append = stream.append
     depths = _Depths()
+    stack = depths.stack
     kinds = _LEAF_KIND
     line_open = False
     first = at_start
-    stack: list[Any] = [node]
-    pop, extend = stack.pop, stack.extend
-    newline, end_marker, error_node = t.Newline, t.EndMarker, t.ErrorNode
-    while stack:
-        node = pop()
-        kind = kinds.get(type(node))
-        if kind is None:
-            if type(node) is newline:
-                if "#" in node.prefix:
-                    comments.extend(prefix_comments(node.prefix))
-                append(_BREAK)
-                line_open = False
-            elif type(node) is end_marker:
-                if "#" in node.prefix:
-                    comments.extend(prefix_comments(node.prefix))
-                if line_open:
-                    append(_END)
-            elif node.issues or isinstance(node, error_node) or not hasattr(node, "children"):
-                return None  # syntax issues (see the module's docstring), an error token
-            else:
-                extend(reversed(node.children))
-            continue
-        prefix = node.prefix
+    newline = t.Newline
+    for leaf in leaves:
+        kind = kinds.get(type(leaf))
+        prefix = leaf.prefix
         if "#" in prefix:
             comments.extend(prefix_comments(prefix))
+        if kind is None:
+            if type(leaf) is newline:
+                append(_BREAK)
+                line_open = False
+            elif line_open:  # the end marker
+                append(_END)
+            continue
         if not line_open:
             cut = max(prefix.rfind("\n"), prefix.rfind("\r")) + 1
             indent = prefix[cut:]
             if first and not cut and indent.startswith("\ufeff"):
                 indent = indent[1:]  # the tokenizer starts after a byte-order mark
-            depth = depths.depth(indent)
-            if depth is None:
-                return None
+            depth = len(stack) - 1
+            if indent != stack[-1]:
+                found = depths.depth(indent)
+                if found is None:
+                    return None
+                depth = found
             append(-1 - depth)
             line_open = True
         first = False
         append(kind)
-        append(node.value)
+        append(leaf.value)
     return stream, comments
+
+
+def _collect(node: Any, leaves: list[Any]) -> None:
+    """The leaves under ``node``, in order, into ``leaves``."""
+    if node.issues or isinstance(node, t.ErrorNode):
+        raise _Unreadable  # syntax issues: see the module's docstring
+    for child in node.children:
+        if type(child) in _LEAVES:
+            leaves.append(child)
+        elif hasattr(child, "children"):
+            _collect(child, leaves)
+        else:
+            raise _Unreadable  # an error token
 
 
 def text_stream(text: str, at_start: bool = True) -> tuple[list[Any], list[str]] | None:
@@ -197,6 +216,7 @@ def text_stream(text: str, at_start: bool = True) -> tuple[list[Any], list[str]]
     comments: list[str] = []
     append = stream.append
     depths = _Depths()
+    stack = depths.stack
     continues = Tokenizer(text)._continues
     line_open = False
     line_start = pos = 1 if at_start and text.startswith("\ufeff") else 0
@@ -243,9 +263,12 @@ def text_stream(text: str, at_start: bool = True) -> tuple[list[Any], list[str]]
                 return None  # an unclosed `**`: the tokenizer may cut it short
         if not line_open:
             indent = text[line_start:start]
-            depth = depths.depth(indent)
-            if depth is None:
-                return None
+            depth = len(stack) - 1
+            if indent != stack[-1]:
+                found = depths.depth(indent)
+                if found is None:
+                    return None
+                depth = found
             append(-1 - depth)
             line_open = True
         append(kind)
