@@ -1,13 +1,15 @@
 """Formatting speed: generated 1,000-line programs, and the whole corpus.
 
 The figure of issue 15: "format 1,000 lines from text with the self-check" (what `prose fmt`
-and formatting on save do: parse, print, then check the result by parsing what changed),
+and formatting on save do: parse, print, then check the result: by comparing the token streams
+of the top-level statements that changed, format/tokens.py, else by parsing what changed),
 p50 and p95, wall (perf_counter) and CPU (thread_time) time, for ``flat_program`` and
 ``block_program`` in three states:
 
 * ``canonical``: already formatted (the printed text equals the input: no check);
 * ``touched``: the canonical form with stray spaces ending one line in 50 (a save after a
-  few edits: the check re-parses only the statements that changed);
+  few edits: the check reads only the top-level statements that changed; in
+  ``block_program`` that is the one ``block main``, so all of it);
 * ``messy``: indented with four spaces, so nearly every line changes.
 
 Then, for the messy flat program, the parts: parse alone, printing an already parsed tree,
