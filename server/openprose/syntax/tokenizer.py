@@ -34,9 +34,8 @@ from openprose.syntax.tree import (
 # The whitespace and comment before a token are part of the match (the token's group
 # starts after them): one match per token instead of two, the tokenizer's largest cost.
 # The prefix is possessive, so only a prefix running to the end of the text fails to match.
-_TOKEN = re.compile(
-    r"""
-    [ \t\f]*+ (?:\#[^\r\n]*+)?+
+# Group 1 is the whitespace of the prefix (see ``_LINE_FIRST_TOKEN``).
+_TOKEN_KINDS = r"""
     (?:
       (?P<name>[^\W\d]\w*(?:-\w+)*)
     | (?P<str>"(?:""(?:[^"\\]++|\\.?|"{1,2}+(?!"))*+(?:"{3,}|\Z)|(?:[^"\\\r\n]++|\\[^\r\n]?)*+"?))
@@ -48,9 +47,15 @@ _TOKEN = re.compile(
     | (?P<op>->|==|!=|<=|>=|[:=,()\[\]{}|.<>+\-*/!])
     | (?P<err>.)
     )
-    """,
+    """
+_TOKEN = re.compile(r"([ \t\f]*+) (?:\#[^\r\n]*+)?+" + _TOKEN_KINDS, re.VERBOSE | re.DOTALL)
+# The first token of a logical line, with the blank lines before it and its indentation
+# (group 1): one match per line less.  No match: only blank lines are left.
+_LINE_FIRST_TOKEN = re.compile(
+    r"(?:[ \t\f]*+(?:\#[^\r\n]*+)?(?:\r\n|\n|\r))*+ ([ \t\f]*+) (?:\#[^\r\n]*+)?+" + _TOKEN_KINDS,
     re.VERBOSE | re.DOTALL,
 )
+assert _LINE_FIRST_TOKEN.groupindex == _TOKEN.groupindex
 # The group numbers of ``_TOKEN``'s kinds (``lastindex``: an int compares faster than a name).
 _NAME, _STR, _NL, _DISC, _NUM, _OP = (
     _TOKEN.groupindex[k] for k in ("name", "str", "nl", "disc", "num", "op")
@@ -59,10 +64,6 @@ _NAME, _STR, _NL, _DISC, _NUM, _OP = (
 # Any run of blank or comment-only lines, each ending in a line break.
 _BLANK_LINES = re.compile(r"(?:[ \t\f]*+(?:\#[^\r\n]*+)?(?:\r\n|\n|\r))++")
 _INDENT = re.compile(r"[ \t\f]*+")
-# The start of a logical line in one match: the blank lines before it, then its indentation
-# (group 1).
-_LINE_START = re.compile(r"(?:[ \t\f]*+(?:\#[^\r\n]*+)?(?:\r\n|\n|\r))*+([ \t\f]*+)")
-_COMMENT = re.compile(r"\#[^\r\n]*+")
 
 # Names, keywords, operators and indentation repeat all over a program: one shared string
 # each instead of one per leaf took a tenth off a big tree's memory.
@@ -148,13 +149,9 @@ class Tokenizer:
 
         if pos == 0 and text.startswith("\ufeff"):
             pos = 1  # a byte-order mark stays in the first prefix
-        line_start, pos = _LINE_START.match(text, pos).span(1)  # type: ignore[union-attr]
-        if line_start != prefix_start:
-            line += count_newlines(text, prefix_start, line_start)[0]
-        indent = text[line_start:pos]
-        if pos < length and text[pos] == "#":
-            pos = _COMMENT.match(text, pos).end()  # type: ignore[union-attr]
-        if pos >= length:
+        m = _LINE_FIRST_TOKEN.match(text, pos)
+        if m is None:  # only blank lines, whitespace and comments left
+            line += count_newlines(text, prefix_start, length)[0]
             self.pos = length
             self.line = line
             self.done = True
@@ -163,7 +160,10 @@ class Tokenizer:
             self.anchors.append(end_anchor)
             marker = EndMarker("", end_anchor, length - last_break, text[prefix_start:])
             return LogicalLine("", [], None, prefix_line, prefix_start, marker)
-        pos = line_start + len(indent)
+        line_start, pos = m.span(1)
+        if line_start != prefix_start:
+            line += count_newlines(text, prefix_start, line_start)[0]
+        indent = text[line_start:pos]
 
         tokens: list[Any] = []
         append = tokens.append
@@ -179,9 +179,6 @@ class Tokenizer:
         anchors.append(anchor)
 
         while True:
-            m = match(text, pos)
-            if m is None:
-                break  # only whitespace or a comment is left before the end of the text
             kind: int = m.lastindex  # type: ignore[assignment]  # a token group always matched
             start, end = m.span(kind)
             value = text[start:end]
@@ -216,6 +213,9 @@ class Tokenizer:
                         anchors.append(anchor)
                     else:
                         anchor.line = line
+                    m = match(text, pos)
+                    if m is None:
+                        break  # only whitespace or a comment is left before the end
                     continue
                 newline = Newline(value, anchor, column, prefix)
                 pos = end
@@ -242,6 +242,9 @@ class Tokenizer:
             else:
                 append(ErrorToken(value, anchor, column, prefix))
             token_prefix_start = pos = end
+            m = match(text, pos)
+            if m is None:
+                break  # only whitespace or a comment is left before the end of the text
 
         if newline is None:
             if not tokens or tokens[-1].anchor is not anchor:

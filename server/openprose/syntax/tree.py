@@ -173,16 +173,12 @@ class String(ProseLeaf):
 
     def parts(self) -> list[StringPart]:
         """Text runs, escapes and ``{name}`` interpolations, each with its own range."""
-        from openprose.syntax.strings import string_parts
-
-        return string_parts(self)
+        return _strings.string_parts(self)
 
     @property
     def text(self) -> str:
         """The string's value with escapes decoded (interpolations left as written)."""
-        from openprose.syntax.strings import decode
-
-        return decode(self)
+        return _strings.decode(self)
 
 
 class Discretion(ProseLeaf):
@@ -487,9 +483,10 @@ class PropertyBlock(ProseNode):
         return [c for c in self.children if isinstance(c, Property)]
 
     def get(self, name: str) -> Property | None:
-        for prop in self.properties():
-            if prop.name == name:
-                return prop
+        for child in self.children:
+            # A property's first child is its name (``Property.name_leaf``).
+            if isinstance(child, Property) and child.children[0].value == name:
+                return child
         return None
 
 
@@ -507,11 +504,24 @@ class Property(ProseNode):
 
     @property
     def name(self) -> str:
-        return self.name_leaf.value
+        leaf = self.children[0]
+        assert isinstance(leaf, Name)
+        return leaf.value
 
     @property
     def value(self) -> Expression | None:
         """The value node or leaf (None when the property has a nested block or nothing)."""
+        children = self.children
+        # The parser puts the `:` second, right after the name: the value, if any, is third.
+        if (
+            len(children) > 2
+            and isinstance(children[1], Operator)
+            and not isinstance(children[0], Operator)
+        ):
+            nxt = children[2]
+            if isinstance(nxt, Expression) and not isinstance(nxt, _parso.ErrorNode):
+                return nxt
+            return None
         return self._expression_after(self._first(Operator))
 
     @property
@@ -1322,3 +1332,8 @@ def iter_leaves(node: _parso.BaseNode | _parso.Leaf) -> Iterator[_parso.Leaf]:
             yield current
         else:
             stack.extend(reversed(current.children))
+
+
+# At the end: strings.py imports this module (``offset_position``); the String accessors
+# reach it through the module, without an import statement on every call.
+from openprose.syntax import strings as _strings  # noqa: E402

@@ -21,7 +21,7 @@ import gc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import Enum
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from openprose.syntax import tree as t
 from openprose.syntax.strings import invalid_escapes
@@ -344,7 +344,9 @@ class ParserCore:
 
     def parse_item(self, kind: BlockKind, mixed: bool = False) -> Any:
         saved = self.issues
-        self.issues = issues = cast(list[t.SyntaxIssue], [])
+        # Annotated, not cast: a cast builds the generic alias on every item.
+        issues: list[t.SyntaxIssue] = []
+        self.issues = issues
         self.barrier = False
         first = self.toks[0] if self.toks else None
         if mixed and first is not None:
@@ -430,7 +432,7 @@ class ParserCore:
         """
         if self.barrier:
             return None  # a construct inside the header already took the lines below it
-        nxt = self._peek_line()
+        nxt = self._pending or self._peek_line()
         if (
             not nxt.eof
             and deeper(nxt.indent, header_indent)

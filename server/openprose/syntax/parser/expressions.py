@@ -44,7 +44,7 @@ class ExpressionParser(ParserCore):
         """Whether the next line continues a pipeline (``after`` tokens still to read)."""
         if self.barrier or self.i + after < self.n:
             return False
-        nxt = self._peek_line()
+        nxt = self._pending or self._peek_line()
         return (
             not nxt.eof
             and bool(nxt.tokens)
@@ -139,7 +139,7 @@ class ExpressionParser(ParserCore):
             children.append(arrow)
             if self.at_eol() and not self.barrier:
                 # `session "a" ->` at the end of a line continues on the next one.
-                nxt = self._peek_line()
+                nxt = self._pending or self._peek_line()
                 if not nxt.eof and (nxt.indent == indent or deeper(nxt.indent, indent)):
                     children.append(self.line.newline)
                     self._advance()
@@ -156,7 +156,7 @@ class ExpressionParser(ParserCore):
         if self.barrier:
             line = self.line
         elif self.i >= self.n:
-            line = self._peek_line()
+            line = self._pending or self._peek_line()
         else:
             return False
         if line.eof or not line.tokens:
@@ -628,7 +628,7 @@ class ExpressionParser(ParserCore):
         """
         if self.barrier or self.i < self.n:
             return
-        nxt = self._peek_line()
+        nxt = self._pending or self._peek_line()
         tokens = nxt.tokens
         if (
             len(tokens) >= 2
@@ -644,7 +644,7 @@ class ExpressionParser(ParserCore):
         """Whether the next line is indented deeper than a header indented ``indent``."""
         if self.barrier:
             return False
-        nxt = self._peek_line()
+        nxt = self._pending or self._peek_line()
         return not nxt.eof and deeper(nxt.indent, indent)
 
     def _condition(self, children: list[Any], after: str) -> Any:

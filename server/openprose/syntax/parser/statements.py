@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 from openprose.syntax import tree as t
 from openprose.syntax.parser.core import BlockKind
@@ -226,7 +226,9 @@ class Parser(ExpressionParser):
     def parse_clause(self, cls: type[Any], indent: str) -> Any:
         """``catch [as e]:``, ``finally:``, ``elif cond:``, ``else:`` or ``option "x":``."""
         saved = self.issues
-        self.issues = issues = cast(list[t.SyntaxIssue], [])
+        # Annotated, not cast: a cast builds the generic alias on every item.
+        issues: list[t.SyntaxIssue] = []
+        self.issues = issues
         self.barrier = False
         kw = self.take_keyword()
         children: list[Any] = [kw]
