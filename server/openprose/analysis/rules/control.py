@@ -39,20 +39,11 @@ def check(ctx: Context) -> None:
 
 
 def check_local(ctx: Context) -> None:
-    for node in ctx.nodes(t.Parallel):
-        _parallel(ctx, node)
-    for node in ctx.nodes(t.Repeat):
-        _repeat(ctx, node)
-    for node in ctx.nodes(t.Loop):
-        _loop(ctx, node)
-    for node in ctx.nodes(t.IfStatement):
-        _if(ctx, node)
-    for node in ctx.nodes(t.ChoiceStatement):
-        _choice(ctx, node)
-    for node in ctx.nodes(t.ThrowStatement):
-        _throw(ctx, node)
-    for node in ctx.nodes(t.DoInvocation):
-        _arguments(ctx, node)
+    # One query of the constructs checked here (the grammar rules ask the same one): a query
+    # per class cost more than sorting them together, as most programs hold few of each.
+    checks = _CHECKS
+    for node in ctx.nodes(*CONSTRUCTS):
+        checks[type(node)](ctx, node)
     for node in ctx.nodes(t.Property):
         if node.children[0].value == "context":  # `node.name`, asked of every property
             _context(ctx, node)
@@ -494,3 +485,25 @@ def _context(ctx: Context, prop: t.Property) -> None:
 def _reference(node: Any) -> bool:
     # A subscript (`a[0]`) refers to a variable too; grammar.py reports it as W030.
     return isinstance(node, (t.Name, t.Attribute, t.Subscript))
+
+
+# The constructs the control rules check, each with its check (the grammar rules ask for the
+# same query, to look at their conditions).
+CONSTRUCTS = (
+    t.Parallel,
+    t.Repeat,
+    t.Loop,
+    t.IfStatement,
+    t.ChoiceStatement,
+    t.ThrowStatement,
+    t.DoInvocation,
+)
+_CHECKS: dict[type, Any] = {
+    t.Parallel: _parallel,
+    t.Repeat: _repeat,
+    t.Loop: _loop,
+    t.IfStatement: _if,
+    t.ChoiceStatement: _choice,
+    t.ThrowStatement: _throw,
+    t.DoInvocation: _arguments,
+}

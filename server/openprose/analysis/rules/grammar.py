@@ -25,7 +25,7 @@ from collections.abc import Set
 from typing import Any
 
 from openprose.analysis.context import Context
-from openprose.analysis.rules.control import listed, terminated
+from openprose.analysis.rules.control import CONSTRUCTS, listed, terminated
 from openprose.analysis.rules.names import definitions_by_name
 from openprose.analysis.rules.properties import sessions_to_check
 from openprose.syntax import tree as t
@@ -46,6 +46,8 @@ _BRACE = re.compile(r"[{}]")
 _ONLY_INTERPOLATIONS = re.compile(
     rf"[^{{}}\\]*(?:(?:\\.|\{{{_NAME}(?:\.{_NAME})*\}})[^{{}}\\]*)*", re.DOTALL
 )
+# The constructs of the control rules' query that have a condition.
+_CONDITIONS = frozenset((t.IfStatement, t.ChoiceStatement, t.Loop))
 _DOUBLED = re.compile(rf"\{{\{{\s*({_NAME})(?:\.{_NAME})*\s*\}}\}}")
 
 
@@ -63,13 +65,17 @@ def check_local(ctx: Context) -> None:
         if block is not None and node.children[1] is block:
             _session_without_colon(ctx, node)
     in_condition: set[int] = set()  # ids of nodes reported as W029 (and their subtrees)
-    # A query of each class: one of the four would sort them together, and the order they
-    # are met in changes nothing (each reports at its own condition).
-    for kind in (t.IfStatement, t.ElifClause, t.ChoiceStatement, t.Loop):
-        for node in ctx.nodes(kind):
-            condition = node.criteria if kind is t.ChoiceStatement else node.condition
-            if condition is not None and not isinstance(condition, (t.Operator, t.Keyword)):
-                _condition(ctx, condition, in_condition)
+    # The control rules' query, which holds the if statements, choices and loops, and one of
+    # elif clauses: the order they are met in changes nothing (each reports at its own
+    # condition).
+    conditional = (
+        *[n for n in ctx.nodes(*CONSTRUCTS) if type(n) in _CONDITIONS],
+        *ctx.nodes(t.ElifClause),
+    )
+    for node in conditional:
+        condition = node.criteria if type(node) is t.ChoiceStatement else node.condition
+        if condition is not None and not isinstance(condition, (t.Operator, t.Keyword)):
+            _condition(ctx, condition, in_condition)
     _objects(ctx)
     _expressions(ctx, in_condition)
     _interpolations(ctx)
