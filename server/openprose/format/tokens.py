@@ -223,34 +223,41 @@ def text_stream(text: str, at_start: bool = True) -> tuple[list[Any], list[str]]
     indent = ""
     brackets = 0
     odd = _ODD
-    # A match fails only where what is left is blanks and a comment ending the text; the
-    # search then goes on inside the comment, so a last line that may hold one is read
-    # checking each match starts where the last ended.
+    extend = stream.extend
+    matches: Any = _TOKEN.finditer(text, pos)
     last_break = max(text.rfind("\n"), text.rfind("\r"))
-    careful = "#" in text[last_break + 1 :]
-    for m in _TOKEN.finditer(text, pos):
-        if careful and m.start() != pos:
-            break
+    if "#" in text[last_break + 1 :]:
+        # A match fails only where what is left is blanks and a comment ending the text;
+        # the search then goes on inside the comment: stop where the matches stop touching.
+        contiguous = []
+        for m in matches:
+            if m.start() != pos:
+                break
+            contiguous.append(m)
+            pos = m.end()
+        matches = contiguous
+    m = None
+    for m in matches:
         kind = m.lastindex
-        start, pos = m.span(kind)  # type: ignore[arg-type]
         if kind == _NL:
-            begin = m.start()
+            begin, end = m.span()
+            start = m.start(kind)
             if begin < start and "#" in text[begin:start]:
                 comments.append(text[text.index("#", begin, start) : start].strip())
             if not line_open:
-                line_start = pos  # a blank or comment line
+                line_start = end  # a blank or comment line
                 continue
             if brackets:
                 colon = stream[-1] == ":" and stream[-2] == _OP
-                if continues(_COLON if colon else [], pos, indent):
-                    line_start = pos  # continued inside brackets
+                if continues(_COLON if colon else [], end, indent):
+                    line_start = end  # continued inside brackets
                     continue
                 brackets = 0
             append(_BREAK)
             line_open = False
-            line_start = pos
+            line_start = end
             continue
-        value = text[start:pos]
+        value = m[kind]
         if kind in odd:
             if kind == _WS:
                 continue
@@ -262,7 +269,7 @@ def text_stream(text: str, at_start: bool = True) -> tuple[list[Any], list[str]]
             if not value.startswith("***") and not value.endswith("**", 2):
                 return None  # an unclosed `**`: the tokenizer may cut it short
         if not line_open:
-            indent = text[line_start:start]
+            indent = text[line_start : m.start(kind)]
             depth = len(stack) - 1
             if indent != stack[-1]:
                 found = depths.depth(indent)
@@ -271,13 +278,14 @@ def text_stream(text: str, at_start: bool = True) -> tuple[list[Any], list[str]]
                 depth = found
             append(-1 - depth)
             line_open = True
-        append(kind)
-        append(value)
+        extend((kind, value))
         if kind == _OP and value in _BRACKETS:
             if value in _OPENERS:
                 brackets += 1
             elif brackets:
                 brackets -= 1
+    if m is not None:
+        pos = m.end()
     rest = text[pos:]
     if "#" in rest:
         comments.extend(prefix_comments(rest))
