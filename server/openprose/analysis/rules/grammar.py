@@ -26,6 +26,7 @@ from typing import Any
 
 from openprose.analysis.context import Context
 from openprose.analysis.rules.control import CONSTRUCTS, listed, terminated
+from openprose.analysis.rules.imports import declarations
 from openprose.analysis.rules.names import definitions_by_name
 from openprose.analysis.rules.properties import sessions_to_check
 from openprose.syntax import tree as t
@@ -33,6 +34,7 @@ from openprose.syntax.tree import offset_position
 
 _OPERATORS = (t.Comparison, t.BooleanExpression, t.NotExpression)
 _OUTSIDE = (t.BinaryExpression, t.Subscript, *_OPERATORS)
+_LOOKED_AT = (t.OutputBinding, t.ElifClause, t.ObjectLiteral, *_OUTSIDE)
 
 _NAME = r"[^\W\d]\w*(?:-\w+)*"
 _PATH = re.compile(rf"{_NAME}(?:\.{_NAME})*")
@@ -56,9 +58,14 @@ def check(ctx: Context) -> None:
 
 
 def check_local(ctx: Context) -> None:
-    for node in ctx.nodes(t.ImportStatement):
+    for node in declarations(ctx)[t.ImportStatement]:
         _legacy_import(ctx, node)
-    for node in ctx.nodes(t.OutputBinding):
+    # One query of the other classes looked at here (few in most programs: sorting them
+    # together costs less than a query of each), parted by class.
+    found: dict[type, list[Any]] = {kind: [] for kind in _LOOKED_AT}
+    for node in ctx.nodes(*_LOOKED_AT):
+        found[type(node)].append(node)
+    for node in found[t.OutputBinding]:
         _unnamed_output(ctx, node)
     for node, _, block in sessions_to_check(ctx):
         # Only a session whose properties follow its keyword (no `:`, no prompt) is asked.
@@ -70,14 +77,17 @@ def check_local(ctx: Context) -> None:
     # condition).
     conditional = (
         *[n for n in ctx.nodes(*CONSTRUCTS) if type(n) in _CONDITIONS],
-        *ctx.nodes(t.ElifClause),
+        *found[t.ElifClause],
     )
     for node in conditional:
         condition = node.criteria if type(node) is t.ChoiceStatement else node.condition
         if condition is not None and not isinstance(condition, (t.Operator, t.Keyword)):
             _condition(ctx, condition, in_condition)
-    _objects(ctx)
-    _expressions(ctx, in_condition)
+    _objects(ctx, found[t.ObjectLiteral])
+    # Whether one is reported depends on its ancestors and on W029 only: any order will do.
+    for kind in _OUTSIDE:
+        for node in found[kind]:
+            _expression(ctx, node, in_condition)
     _interpolations(ctx)
 
 
@@ -171,8 +181,8 @@ def _condition(ctx: Context, node: Any, reported: set[int]) -> None:
 # --------------------------------------------------------------------------- expressions
 
 
-def _objects(ctx: Context) -> None:
-    for node in ctx.nodes(t.ObjectLiteral):
+def _objects(ctx: Context, objects: list[t.ObjectLiteral]) -> None:
+    for node in objects:
         if _shorthand(node):
             continue
         outer = node.parent
@@ -192,13 +202,6 @@ def _objects(ctx: Context) -> None:
 def _shorthand(node: t.ObjectLiteral) -> bool:
     """``node.is_shorthand``: every entry a name."""
     return all(type(entry) is t.Name for entry in listed(node, t.ObjectEntry))
-
-
-def _expressions(ctx: Context, in_condition: set[int]) -> None:
-    # One query of the five (programs hold few of them, so sorting them costs less than
-    # five queries); whether one is reported depends on its ancestors and on W029 only.
-    for node in ctx.nodes(*_OUTSIDE):
-        _expression(ctx, node, in_condition)
 
 
 def _expression(ctx: Context, node: Any, in_condition: set[int]) -> None:

@@ -41,15 +41,13 @@ from openprose.diagnostics import Diagnostic, Related
 from openprose.syntax import tree as t
 from openprose.syntax.tree import offset_position
 
-_WANTED = (t.UseStatement, t.ImportStatement, t.InputDeclaration, t.LetBinding)
-
 
 def check(ctx: Context) -> None:
     check_program(ctx)
 
 
 def check_program(ctx: Context) -> None:
-    nodes = {kind: ctx.nodes(kind) for kind in _WANTED if kind is not t.LetBinding}
+    nodes = declarations(ctx)
     if not any(nodes.values()) and not ctx.model.program_calls:
         return  # no import, input or program call: nothing to check (most programs)
     uses = nodes[t.UseStatement]
@@ -63,6 +61,23 @@ def check_program(ctx: Context) -> None:
     _calls(ctx, contracts)
     if contracts:
         _outputs(ctx, contracts, ctx.nodes(t.LetBinding))
+
+
+def declarations(ctx: Context) -> dict[type, list[Any]]:
+    """The program's use, legacy import and input statements, by class, in source order
+    (one query for the three, which the structure and properties rules ask too: most
+    programs have few, so sorting them costs less than a query of each)."""
+
+    def compute() -> dict[type, list[Any]]:
+        found: dict[type, list[Any]] = {kind: [] for kind in _DECLARATIONS}
+        for node in ctx.nodes(*_DECLARATIONS):
+            found[type(node)].append(node)
+        return found
+
+    return ctx.memo("imports.declarations", compute)
+
+
+_DECLARATIONS = (t.UseStatement, t.ImportStatement, t.InputDeclaration)
 
 
 def _import_path(use: t.UseStatement) -> ImportPath | None:
@@ -85,7 +100,7 @@ def _alias(ctx: Context, use: t.UseStatement) -> str | None:
 def _top_level_uses(ctx: Context) -> list[t.UseStatement]:
     return ctx.memo(
         "imports.top_level_uses",
-        lambda: [s for s in ctx.nodes(t.UseStatement) if isinstance(s.parent, t.Module)],
+        lambda: [s for s in declarations(ctx)[t.UseStatement] if isinstance(s.parent, t.Module)],
     )
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from openprose.analysis.context import Context
 from openprose.analysis.rules.agent_memory import persistence
 from openprose.analysis.rules.control import listed
+from openprose.analysis.rules.imports import declarations
 from openprose.syntax import tree as t
 from openprose.syntax.vocabulary import (
     ACCESS_PERMISSIONS,
@@ -311,12 +312,12 @@ def _imported(ctx: Context) -> Set[str]:
 
 def imported_names(ctx: Context) -> Set[str]:
     names = set(ctx.model.programs)
-    # Two queries: one of both classes would sort them together, and a set has no order.
-    for use in ctx.nodes(t.UseStatement):
+    found = declarations(ctx)
+    for use in found[t.UseStatement]:
         if use.path is not None:
             segment = use.path.text.strip().rstrip("/").rsplit("/", 1)[-1]
             names.add(segment.removesuffix(".prose"))
-    for legacy in ctx.nodes(t.ImportStatement):
+    for legacy in found[t.ImportStatement]:
         if legacy.name is not None:
             names.add(legacy.name.text)
     return frozenset(names)

@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from openprose.analysis.context import Context
+from openprose.analysis.rules.control import CONSTRUCTS
+from openprose.analysis.rules.imports import declarations
 from openprose.syntax import tree as t
 
 # Constructs that decide whether the statements under them run.
@@ -44,9 +46,9 @@ def check_program(ctx: Context) -> None:
 
 
 def _imports_at_top_level(ctx: Context) -> None:
-    # A query of each class, as the other rules ask (no sort of the two together).
+    found = declarations(ctx)
     for kind in (t.UseStatement, t.ImportStatement):
-        for node in ctx.nodes(kind):
+        for node in found[kind]:
             if not isinstance(node.parent, t.Module):
                 ctx.report(
                     "E073",
@@ -125,7 +127,9 @@ def _calls_from_index(ctx: Context) -> dict[str, list[tuple[str, Any]]]:
     blocks = ctx.model.blocks
     calls: dict[str, list[tuple[str, Any]]] = {name: [] for name in blocks}
     first = {id(found[0]): name for name, found in blocks.items()}
-    for invocation in ctx.nodes(t.DoInvocation):
+    for invocation in ctx.nodes(*CONSTRUCTS):  # the control rules' query
+        if type(invocation) is not t.DoInvocation:
+            continue
         name = invocation.name
         if name is None or name.value not in blocks:
             continue
