@@ -54,6 +54,8 @@ _ODD = frozenset({_WS, _CMT, _ERR, _DISC})
 # In the streams: a line starts at depth d as ``-1 - d``; ``0`` is its line break, ``1``
 # the end of the text ending it; a token is its kind then its value.
 _BREAK = 0
+# Past this share of the output in changed statements, reading it whole is cheaper.
+_WHOLE_SHARE = 0.5
 _END = 1
 # What ``Tokenizer._continues`` looks at in the tokens before a line break: only whether
 # the last one is a ``:`` operator.
@@ -92,10 +94,15 @@ def same_changed_tokens(
     in_starts = input_starts(items, marker, text, line_starts(text))
     if in_starts is None:
         return same_tokens(module, out, keep_comments)
-    for k in range(len(items) + 1):
+    changed = [
+        k
+        for k in range(len(items) + 1)
+        if text[in_starts[k] : in_starts[k + 1]] != out[ends[k] : ends[k + 1]]
+    ]
+    if sum(ends[k + 1] - ends[k] for k in changed) > _WHOLE_SHARE * len(out):
+        return same_tokens(module, out, keep_comments)  # one pass costs less than pieces
+    for k in changed:
         piece = out[ends[k] : ends[k + 1]]
-        if text[in_starts[k] : in_starts[k + 1]] == piece:
-            continue
         if k < len(items) and not piece.endswith(("\n", "\r")):
             return False  # what is left after its last line break starts the next line
         node = items[k] if k < len(items) else marker
