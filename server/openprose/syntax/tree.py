@@ -302,7 +302,10 @@ def offset_position(leaf: _parso.Leaf, offset: int) -> Position:
     """The position of the character at ``offset`` inside ``leaf.value``."""
     value = leaf.value
     line, column = leaf.start_pos
-    offset = max(0, min(offset, len(value)))
+    if offset < 0:
+        offset = 0
+    elif offset > len(value):
+        offset = len(value)
     ends = _line_ends(value)
     if not ends:
         return line, column + offset  # a one-line value
@@ -550,6 +553,11 @@ class _HasSuite(ProseNode):
 
     @property
     def body(self) -> Suite | None:
+        # A construct has at most one block, its last child unless clauses follow it
+        # (``if``/``try``): look there first.
+        last = self.children[-1]
+        if isinstance(last, Suite):
+            return last
         return self._first(Suite)
 
     def body_statements(self) -> list[Statement]:
