@@ -113,7 +113,7 @@ def _proven(
 ) -> bool:
     """Whether the token streams show ``out`` holds the program (see tokens.py); a program
     with syntax issues is left to the parse."""
-    if printer.broken:
+    if printer.broken or printer.issues_seen:
         return False
     return same_changed_tokens(module, text, out, starts, options.keep_comments)
 
