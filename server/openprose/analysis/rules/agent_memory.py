@@ -36,11 +36,9 @@ def check_program(ctx: Context) -> None:
     # Only the sessions of agents that keep memory are judged: most programs have none.
     kept_by = {}
     for name, agents in ctx.model.agents.items():
-        agent = agents[0]
-        if persist_property(agent) is not None:
-            kept = _persistence_of(ctx, agent)
-            if kept is not None:
-                kept_by[name] = kept
+        kept = _persistence_of(ctx, agents[0])
+        if kept is not None:
+            kept_by[name] = kept
     if kept_by:
         _memory(ctx, kept_by)
 
