@@ -35,6 +35,7 @@ from openprose.syntax.tree import offset_position
 _OPERATORS = (t.Comparison, t.BooleanExpression, t.NotExpression)
 _OUTSIDE = (t.BinaryExpression, t.Subscript, *_OPERATORS)
 _LOOKED_AT = (t.OutputBinding, t.ElifClause, t.ObjectLiteral, *_OUTSIDE)
+_NONE_LOOKED_AT: dict[type, list[Any]] = {kind: [] for kind in _LOOKED_AT}  # never filled
 
 _NAME = r"[^\W\d]\w*(?:-\w+)*"
 _PATH = re.compile(rf"{_NAME}(?:\.{_NAME})*")
@@ -62,9 +63,12 @@ def check_local(ctx: Context) -> None:
         _legacy_import(ctx, node)
     # One query of the other classes looked at here (few in most programs: sorting them
     # together costs less than a query of each), parted by class.
-    found: dict[type, list[Any]] = {kind: [] for kind in _LOOKED_AT}
-    for node in ctx.nodes(*_LOOKED_AT):
-        found[type(node)].append(node)
+    found: dict[type, list[Any]] = _NONE_LOOKED_AT
+    looked_at = ctx.nodes(*_LOOKED_AT)
+    if looked_at:
+        found = {kind: [] for kind in _LOOKED_AT}
+        for node in looked_at:
+            found[type(node)].append(node)
     for node in found[t.OutputBinding]:
         _unnamed_output(ctx, node)
     for node, _, block in sessions_to_check(ctx):
