@@ -4,8 +4,15 @@ that breaks it (exact ranges) and one that does not."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from openprose.analysis import prepare
+from openprose.analysis.rules import grammar
+from openprose.analysis.rules.control import terminated
 from openprose.checking import check_text
+from openprose.syntax import parse
+from openprose.syntax import tree as t
 from tests.analysis.rule_checks import Range, found, only
 
 A = 'let a = session "first"\n'
@@ -156,3 +163,25 @@ def test_interpolation_messages() -> None:
 def test_error_subtrees_are_skipped() -> None:
     text = 'session "a"\n    let b = a + a\n'
     assert [d.code for d in check_text(text)] == ["E031"]
+
+
+# A string whose braces (outside escapes) are all valid interpolations is skipped without
+# the brace-by-brace scan: whatever such a string holds, the scan would report nothing.
+@given(st.text(alphabet="ab {}.\\-1\t", max_size=12))
+def test_a_string_the_shortcut_skips_has_nothing_to_report(inside: str) -> None:
+    value = f'"{inside}"'
+    leaf = t.String(value, t.LineAnchor(1), 0)
+    if not (terminated(leaf) and grammar._ONLY_INTERPOLATIONS.fullmatch(value, 1, len(value) - 1)):
+        return
+    ctx = prepare(parse(""))
+    grammar._string(ctx, leaf, frozenset({"a", "b", "ab", "a-1"}))
+    assert ctx.diagnostics == []
+
+
+def test_the_shortcut_skips_valid_interpolations_and_escaped_braces() -> None:
+    for inside in ("{a} and {b.c}", "\\{a", "a\\}", "\\\\{a}", "no braces"):
+        value = f'"{inside}"'
+        assert grammar._ONLY_INTERPOLATIONS.fullmatch(value, 1, len(value) - 1), inside
+    for inside in ("{a", "a}", "{ a }", "{a+1}", "{{a}}", "\\\\{a"):
+        value = f'"{inside}"'
+        assert not grammar._ONLY_INTERPOLATIONS.fullmatch(value, 1, len(value) - 1), inside
