@@ -77,3 +77,16 @@ def test_a_block_is_not_inlined_inside_itself() -> None:
 def test_a_block_invoked_many_times_runs_inline_at_its_first_invocations_only() -> None:
     text = 'block b:\n  session "inner"\n' + "do b\n" * 10
     assert len(sessions(text)) == flow.MAX_CALLS
+
+
+def test_a_long_program_runs_in_order_across_its_runs_of_items_up_to_the_bound() -> None:
+    # More items than one run of items holds, a block inlined past the first run, and more
+    # executions than the bound: the program's order holds across runs, and it stops there.
+    lines = ['block b:\n  session "inner"\n']
+    lines += [f'session "s{i}"\n' if i != 70 else "do b\n" for i in range(flow.MAX_RUNS + 50)]
+    names = [name for name, _ in sessions("".join(lines))]
+    expected = [f"s{i}" for i in range(70)] + ["inner"]
+    expected += [f"s{i}" for i in range(71, flow.MAX_RUNS)]
+    assert names == expected
+    orders = [run.order for _, run in sessions("".join(lines))]
+    assert orders == list(range(flow.MAX_RUNS))
