@@ -1,5 +1,5 @@
 """``python -m openprose`` runs the same command line as ``prose``."""
 
-from openprose.cli import main
+from openprose.cli import command
 
-raise SystemExit(main())
+command()

@@ -4,10 +4,12 @@ unloaded."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from pathlib import Path
 
-from openprose.cli import build_parser
+from openprose.cli import build_parser, main
 from openprose.vm.state.base import BACKENDS
 
 
@@ -45,3 +47,25 @@ def _choices(*command: str) -> list[str]:
 def test_the_state_options_offer_the_vms_backends() -> None:
     assert _choices("runs", "resume") == list(BACKENDS)
     assert _choices("state", "describe") == list(BACKENDS)
+
+
+def test_a_check_that_ends_its_process_reports_everything_first(tmp_path: Path) -> None:
+    # `prose check` ends its process at once after the report (the last file's tree and
+    # model are not taken apart): everything written must have been flushed by then, in
+    # every format, with the exit status of the diagnostics; in-process, main returns.
+    for k in range(3):
+        body = 'session "fine"\n' * 200 + ("session: nobody\n" if k == 2 else "")
+        (tmp_path / f"p{k}.prose").write_text(body, encoding="utf-8")
+    files = [str(tmp_path / f"p{k}.prose") for k in range(3)]
+    command = [sys.executable, "-m", "openprose", "check"]
+    done = subprocess.run([*command, "--format", "json", *files], capture_output=True, text=True)
+    assert done.returncode == 1
+    assert [d["code"] for d in json.loads(done.stdout)] == ["E007"]
+    assert done.stderr.strip() == "Found 1 error in 1 file (3 checked)."
+    human = subprocess.run([*command, *files], capture_output=True, text=True)
+    assert human.returncode == 1
+    assert "agent `nobody` is not defined" in human.stdout
+    assert human.stdout.endswith("\n")
+    clean = subprocess.run([*command, files[0]], capture_output=True, text=True)
+    assert (clean.returncode, clean.stdout) == (0, "")
+    assert main(["check", "--format", "json", files[0]]) == 0  # returns, does not exit

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import json
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
@@ -180,13 +182,20 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     for error in missing:
         report_unreadable(error)
 
+    # The process ends after the report: the last file's tree and model are left as they
+    # are (collecting them took a fifth of the check of a big program).
+    exit_fast = getattr(args, "exit_fast", False) and fixer is None
     # The files are checked at one moment: each directory's project root is found once.
     with project_roots_remembered():
-        for source in sources:
+        for index, source in enumerate(sources):
             try:
                 text, bom = read_source_and_bom(source, args.max_file_size)
             except SourceError as error:
                 report_unreadable(error)
+                continue
+            if exit_fast and index == len(sources) - 1:
+                gc.disable()
+                check_and_report(source, text, bom)
                 continue
             # A file's tree and model stay alive until its report is written: a collection
             # in between would only scan them, and the hints of a big file allocate a lot.
@@ -206,6 +215,10 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         tally.counts, tally.files_checked, tally.files_with_diagnostics, tally.unreadable
     )
     print(summary, file=stderr)
+    if exit_fast:
+        stdout.flush()
+        stderr.flush()
+        os._exit(tally.exit_status())
     return tally.exit_status()
 
 
