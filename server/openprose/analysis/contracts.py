@@ -388,9 +388,13 @@ class ContractLoader:
         # listed its project's runs once per import).
         self._importers: dict[Path, Path] = {}
         self._run_ids: dict[Path, list[str]] = {}
+        self._last_state: tuple[Path | None, tuple[str, list[str]] | None] | None = None
 
     def resolve(self, importer: Path | None, text: str) -> Resolution:
-        path = classify(text)
+        return self.resolve_path(importer, classify(text))
+
+    def resolve_path(self, importer: Path | None, path: ImportPath) -> Resolution:
+        """``resolve`` of a use path already classified."""
         if path.kind is Kind.LOCAL:
             return self._local(importer, path)
         if path.kind is Kind.REGISTRY:
@@ -422,15 +426,30 @@ class ContractLoader:
         return Resolution(path, Status.MISSING, file=candidates[-1], reason="no such file")
 
     def _registry(self, importer: Path | None, path: ImportPath) -> Resolution:
+        found = self._state_of(importer)
+        if found is not None:
+            state, run_ids = found
+            directory = f"{path.handle}--{path.slug}"
+            for candidate in _cached_copies(state, directory, run_ids):
+                return self._read(path, absolute(candidate))
+        return Resolution(path, Status.OFFLINE, reason="not in the local import cache")
+
+    def _state_of(self, importer: Path | None) -> tuple[str, list[str]] | None:
+        """The project state directory the registry imports of ``importer`` are looked for
+        in, and its runs newest first (None: no project).  Asked for every registry import
+        of an analysis, nearly always by the same importer: the last answer is kept."""
+        last = self._last_state
+        if last is not None and last[0] is importer:
+            return last[1]
         root = self.project_root
         if root is None and importer is not None:
             root = self._root(self._absolute(importer))
+        found = None
         if root is not None:
             state = root / ".prose"
-            directory = f"{path.handle}--{path.slug}"
-            for candidate in _cached_copies(state, directory, self._runs(state)):
-                return self._read(path, absolute(candidate))
-        return Resolution(path, Status.OFFLINE, reason="not in the local import cache")
+            found = (os.fspath(state), self._runs(state))
+        self._last_state = (importer, found)
+        return found
 
     def _absolute(self, importer: Path) -> Path:
         found = self._importers.get(importer)
@@ -494,9 +513,8 @@ class ContractLoader:
         return None
 
 
-def _cached_copies(state: Path, directory: str, run_ids: list[str]) -> Iterator[Path]:
+def _cached_copies(base: str, directory: str, run_ids: list[str]) -> Iterator[Path]:
     # Strings, not paths: this runs for every registry import of every analysis.
-    base = os.fspath(state)
     vendored = os.path.join(base, "imports", directory, "program.prose")
     if os.path.isfile(vendored):
         yield Path(vendored)

@@ -165,7 +165,7 @@ def _resolve(ctx: Context, paths: dict[int, ImportPath | None]) -> dict[int, Res
         if path is None or path.kind in (Kind.EMPTY, Kind.INVALID, Kind.SCHEME):
             continue
         leaf = use.path
-        resolution = loader.resolve(ctx.path, path.text)
+        resolution = loader.resolve_path(ctx.path, path)
         resolutions[id(use)] = resolution
         if resolution.status is Status.MISSING:
             where = f"`{resolution.file}`" if resolution.file is not None else "the file"
