@@ -348,6 +348,8 @@ class Parser(ExpressionParser):
             return self.parse_error_statement(message)
         indent = self.line.indent
         children: list[Any] = [self.take(), self.take()]
+        if self.i == self.n - 1 and not self.barrier and self._lone_value(children):
+            return t.Property(children)
         if self.at_eol():
             block = self.parse_block(BlockKind.PROPERTIES, indent, True)
             if block is not None:
@@ -358,6 +360,29 @@ class Parser(ExpressionParser):
             self._value(children, f"{tok.value}:")
         self.finish(children)
         return t.Property(children)
+
+    def _lone_value(self, children: list[Any]) -> bool:
+        """The most common property, ``name: value`` with a single-token value ending the
+        line, read without the expression levels: what ``_value`` would read then, unless
+        the next line continues the value (``->`` or ``|``).  False: nothing consumed."""
+        tok = self.toks[self.i]
+        cls = type(tok)
+        if cls is t.Name:
+            if tok.value in EXPRESSIONS or tok.value == "not":
+                return False
+        elif cls is not t.String and cls is not t.Number and cls is not t.Discretion:
+            return False
+        following = (self._pending or self._peek_line()).tokens
+        if following and following[0].value in ("->", "|"):
+            return False
+        if cls is t.String:
+            self.check_string(tok)
+        elif cls is t.Discretion:
+            self.check_discretion(tok)
+        self.i += 1
+        children.append(tok)
+        self.finish(children)
+        return True
 
 
 _BINDERS = ("let", "const", "output")
