@@ -9,6 +9,7 @@ project's ``.prose/`` state holds it from earlier runs.  A ``resume:`` on an age
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -96,7 +97,7 @@ def _memory(ctx: Context, kept_by: dict[str, Persistence]) -> None:
                 continue
             judged[id(run.node)] = judged.get(id(run.node), 0) + 1
             # Nearest first: an earlier run just before usually settles it.
-            others = [*reversed(agent_runs[:index]), *agent_runs[index + 1 :]]
+            others = _nearest_first(agent_runs, index)
             if isinstance(run.node, t.Resume):
                 if _no_memory(kept, disk, run, others):
                     reported.add(id(run.node))
@@ -130,7 +131,19 @@ def _disk_memory(ctx: Context, name: str, kept: Persistence) -> bool | None:
     return False
 
 
-def _no_memory(kept: Persistence, disk: bool | None, run: flow.Run, others: list[flow.Run]) -> bool:
+def _nearest_first(runs: list[flow.Run], index: int) -> Iterator[flow.Run]:
+    """The runs other than ``runs[index]``, those before it nearest first, then those after
+    (made as they are asked for: a judgement usually stops at the first; a list per run was
+    quadratic in an agent's runs)."""
+    for k in range(index - 1, -1, -1):
+        yield runs[k]
+    for k in range(index + 1, len(runs)):
+        yield runs[k]
+
+
+def _no_memory(
+    kept: Persistence, disk: bool | None, run: flow.Run, others: Iterable[flow.Run]
+) -> bool:
     if kept.scope == "run":
         pass
     elif kept.scope in ("project", "path"):
@@ -163,7 +176,7 @@ def _session_ignores_memory(
     kept: Persistence,
     disk: bool | None,
     run: flow.Run,
-    others: list[flow.Run],
+    others: Iterable[flow.Run],
 ) -> bool:
     if kept.scope == "unknown":
         return False
