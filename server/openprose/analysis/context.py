@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, TypeVar
 
 from openprose.analysis.model import Model, Part
 from openprose.codes import severity_of
 from openprose.diagnostics import Diagnostic, Position, Related
+from openprose.syntax import tree as t
+from openprose.syntax.issues import reported_whole, to_diagnostics
 
 _T = TypeVar("_T")
 
@@ -62,18 +65,29 @@ class NodeIndex:
         cached = self._queries.get(classes)
         if cached is not None:
             return cached
-        index = self._walked()
+        index = self._index
+        if index is None:
+            index = self._walked()
+        answering = _ANSWERS.get(classes)
+        if answering is None:
+            answering = _answering(classes)
         # By name, so that nodes of two classes starting at the same place come in the same
         # order whatever the walk met first (an incremental analysis indexes each top-level
         # item on its own and must find what one index of the module finds).
-        kinds = [kind for kind in _answering(classes) if kind in index]
-        if not kinds:
-            found: list[Any] = []
-        elif len(kinds) == 1:
-            found = list(index[kinds[0]])
-        else:
-            found = [n for kind in kinds for n in index[kind]]
-            found.sort(key=lambda n: n.start_pos)
+        found: list[Any] | None = None
+        several = False
+        for kind in answering:
+            bucket = index.get(kind)
+            if bucket:
+                if found is None:
+                    found = list(bucket)
+                else:
+                    found += bucket
+                    several = True
+        if found is None:
+            found = []
+        elif several:
+            found.sort(key=_start_pos)
         self._queries[classes] = found
         return found
 
@@ -147,8 +161,6 @@ class Context:
 
     def syntax_diagnostics(self) -> list[Diagnostic]:
         """The parser's diagnostics, from the same walk as the node index."""
-        from openprose.syntax.issues import reported_whole, to_diagnostics
-
         nodes = [n for n in self.index.with_issues() if not reported_whole(n)]
         return to_diagnostics(issue for node in nodes for issue in node.issues)
 
@@ -193,8 +205,6 @@ def _range(at: Any) -> tuple[Position, Position]:
 
 
 def _index_nodes(root: Any) -> dict[type, list[Any]]:
-    from openprose.syntax import tree as t
-
     index: dict[type, list[Any]] = {}
     strings: list[Any] = []
     issues: list[Any] = []
@@ -249,6 +259,9 @@ _ANSWERS: dict[tuple[type, ...], list[type]] = {}
 _MET: set[type] = set()
 _ERROR_CLASSES: dict[type, bool] = {}
 _NODE_CLASSES: dict[type, bool] = {}
+
+
+_start_pos = attrgetter("start_pos")
 
 
 def _class_name(kind: type) -> str:
