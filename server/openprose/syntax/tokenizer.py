@@ -183,7 +183,7 @@ class Tokenizer:
             start, end = m.span(kind)
             value = text[start:end]
             prefix = text[token_prefix_start:start]
-            if 1 < len(prefix) <= _SHARED_PREFIX:
+            if len(prefix) > 1 and len(prefix) <= _SHARED_PREFIX:  # most are "" or " "
                 prefix = intern(prefix)
             column = start - line_start
             if kind == _NAME:

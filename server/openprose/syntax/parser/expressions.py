@@ -173,15 +173,17 @@ class ExpressionParser(ParserCore):
         return True
 
     def parse_primary(self) -> Any:
-        tok = self.cur()
-        if tok is None:
+        # ``cur`` and ``take`` inlined: every value of every line starts here.
+        if self.barrier or self.i >= self.n:
             return None
+        tok = self.toks[self.i]
         cls = type(tok)
         if cls is t.Name:
             handler = EXPRESSIONS.get(tok.value)
             if handler is not None:
                 return handler(self)
-            node: Any = self.take()
+            node: Any = tok
+            self.i += 1
             if self.barrier or self.i >= self.n or self.toks[self.i].value not in _AFTER_NAME:
                 return node  # the common case: a name alone
             if self.at_op("(") and self.calls_allowed:
@@ -194,12 +196,15 @@ class ExpressionParser(ParserCore):
             return node
         if cls is t.String:
             self.check_string(tok)
-            return self.take()
+            self.i += 1
+            return tok
         if cls is t.Number:
-            return self.take()
+            self.i += 1
+            return tok
         if cls is t.Discretion:
             self.check_discretion(tok)
-            return self.take()
+            self.i += 1
+            return tok
         if cls is t.Operator:
             if tok.value == "[":
                 return self.parse_array()

@@ -38,9 +38,10 @@ class Parser(ExpressionParser):
     """The OpenProse parser: ``Parser(text).parse_module()``."""
 
     def parse_statement(self) -> Any:
-        tok = self.cur()
+        i = self.i
+        tok = self.toks[i] if not self.barrier and i < self.n else None  # ``cur`` inlined
         if isinstance(tok, t.Name):
-            nxt = self.peek()
+            nxt = self.toks[i + 1] if i + 1 < self.n else None  # ``peek`` inlined
             is_assign = isinstance(nxt, t.Operator) and nxt.value == "="
             handler = _STATEMENTS.get(tok.value)
             if handler is not None and not (is_assign and tok.value not in _BINDERS):
