@@ -79,6 +79,17 @@ def test_undefined_variable_suggests_only_names_in_scope() -> None:
     assert [a for a in found if a.title.startswith("Change to")] == []
 
 
+def test_only_names_defined_before_the_use_are_suggested_among_many() -> None:
+    # The program scope's variables are kept by position once per analysis; a use sees
+    # those before it (`name_19` and `name_20` are defined after the use: not suggested).
+    before = "".join(f'let name_{k}{k} = session "x"\n' for k in range(10))
+    after = 'let name_19 = session "y"\nlet name_20 = session "z"\n'
+    text = before + 'session "{name_1}"\n' + after
+    found = titles(text, "E044")
+    assert found and all(title.startswith("Change to `name_") for title in found)
+    assert not {"Change to `name_19`", "Change to `name_20`"} & set(found)
+
+
 def test_assignment_never_suggests_a_constant() -> None:
     text = "const counter = 1\nlet counted = 2\ncountr = 3\n"
     assert titles(text, "E043") == ["Change to `counted`"]

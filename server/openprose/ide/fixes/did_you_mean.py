@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import difflib
 import heapq
+import re
 from collections.abc import Iterable
 
 __all__ = ["CUTOFF", "MAX_SUGGESTIONS", "close_matches", "close_names"]
@@ -46,7 +47,16 @@ def _closest(word: str, options: list[str], n: int) -> list[str]:
     matcher.set_seq2(word)
     best: list[tuple[float, str]] = []
     floor = CUTOFF
+    size = len(word)
+    # The characters of an option that are not in the word match nothing: an option can
+    # match at most its other characters, a bound counted without a Python loop.
+    foreign = re.compile("[^" + re.escape("".join(set(word))) + "]") if word else None
     for option in options:
+        if foreign is not None:
+            length = len(option)
+            shared = length - foreign.subn("", option)[1]
+            if 2.0 * shared / (length + size) < floor:
+                continue
         matcher.set_seq1(option)
         if matcher.real_quick_ratio() < floor or matcher.quick_ratio() < floor:
             continue

@@ -11,6 +11,7 @@ program): the use is then misplaced or mistyped, not missing.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from typing import Any
 
 from openprose.analysis.model import Reference
@@ -53,7 +54,7 @@ def _did_you_mean_variable(fixer: Fixer, diagnostic: Diagnostic, reference: Refe
         return []
     at = (start[0], column)
     until = (start[0], column + len(name))
-    candidates = _visible(reference)
+    candidates = _visible(fixer.analysis, reference)
     if reference.role == "assignment":
         candidates = [s for s in candidates if not s.kind.is_constant]
     names = {s.name for s in candidates}
@@ -64,30 +65,56 @@ def _did_you_mean_variable(fixer: Fixer, diagnostic: Diagnostic, reference: Refe
     )
 
 
-def _visible(reference: Reference) -> list[Any]:
+def _visible(analysis: Analysis, reference: Reference) -> list[Any]:
     """The variables the binder could have found where ``reference`` stands."""
     in_block = False
     scope: Any = reference.scope
     while scope is not None:
         in_block = in_block or scope.kind == "block"
         scope = scope.parent
-    found = []
-    # Asked once: a reference's position is worked out from its leaf's line each time.
+    found: list[Any] = []
     before = reference.start
     scope = reference.scope
     while scope is not None:
+        anywhere, placed, starts = _variables_of(analysis, scope)
+        found += anywhere
+        if in_block and scope.kind == "program":
+            found += placed
+        else:
+            found += placed[: bisect_left(starts, before)]
+        scope = scope.parent
+    return found
+
+
+def _variables_of(analysis: Analysis, scope: Any) -> tuple[list[Any], list[Any], list[Any]]:
+    """A scope's variables seen from anywhere in it (a block's results, those a construct
+    binds for its body), then the others by position, with their positions; found once per
+    analysis and scope (every "did you mean" of `prose check` asks: on a big program each
+    went through thousands of variables)."""
+    known: dict[int, tuple[list[Any], list[Any], list[Any]]] = analysis.__dict__.setdefault(
+        _VARIABLES, {}
+    )
+    found = known.get(id(scope))
+    if found is None:
+        anywhere = []
+        placed = []
         for symbol in scope.symbols.values():
             if not symbol.kind.is_variable:
                 continue
-            if (
-                symbol.exported
-                or symbol.kind.is_scoped
-                or (in_block and scope.kind == "program")
-                or symbol.start < before
-            ):
-                found.append(symbol)
-        scope = scope.parent
+            if symbol.exported or symbol.kind.is_scoped:
+                anywhere.append(symbol)
+            else:
+                placed.append((symbol.start, symbol))
+        placed.sort(key=_first)
+        found = known[id(scope)] = (anywhere, [s for _, s in placed], [p for p, _ in placed])
     return found
+
+
+def _first(pair: tuple[Any, Any]) -> Any:
+    return pair[0]
+
+
+_VARIABLES = "undefined_variable.variables_by_scope"
 
 
 def define_variable(
