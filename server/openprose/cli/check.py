@@ -174,7 +174,8 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         elif sarif is not None:
             sarif.add(path, source.fs_path, diagnostics)
         else:
-            lines = source_lines(text)
+            # The analysis's own lines when there is one: its hints read them too.
+            lines = analysis.lines if analysis is not None else source_lines(text)
             near = NearNames(text, source.fs_path, analysis)
             for d in diagnostics:
                 print(format_human(path, d, lines, style, near(d)), file=stdout)

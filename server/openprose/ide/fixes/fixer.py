@@ -169,7 +169,10 @@ class Fixer:
         return TextEdit((line, 0), end, "")
 
     def reference(self, diagnostic: Diagnostic) -> Reference | None:
-        return _references_by_place(self.analysis).get((diagnostic.start, diagnostic.end))
+        for reference in _references_by_start(self.analysis).get(diagnostic.start, ()):
+            if reference.end == diagnostic.end:
+                return reference
+        return None
 
     def brings(self, edit: TextEdit, code: str) -> bool:
         """Whether applying ``edit`` brings more ``code`` diagnostics."""
@@ -187,20 +190,20 @@ class Fixer:
         return names
 
 
-def _references_by_place(analysis: Analysis) -> dict[tuple[Position, Position], Reference]:
-    """The first reference at each range of the analysis's model, found once per analysis
-    (the hints of `prose check` ask for one per diagnostic: a search of the whole list each
-    time was quadratic on a big program)."""
-    found: dict[tuple[Position, Position], Reference] | None = analysis.__dict__.get(_BY_PLACE)
+def _references_by_start(analysis: Analysis) -> dict[Position, list[Reference]]:
+    """The references of the analysis's model by where they start, in model order, found
+    once per analysis (the hints of `prose check` ask for one per diagnostic: a search of
+    the whole list each time was quadratic on a big program)."""
+    found: dict[Position, list[Reference]] | None = analysis.__dict__.get(_BY_START)
     if found is None:
         found = {}
         for reference in analysis.model.references:
-            found.setdefault((reference.start, reference.end), reference)
-        analysis.__dict__[_BY_PLACE] = found
+            found.setdefault(reference.start, []).append(reference)
+        analysis.__dict__[_BY_START] = found
     return found
 
 
-_BY_PLACE = "fixer.references_by_place"
+_BY_START = "fixer.references_by_start"
 
 
 Handler = Callable[[Fixer, Diagnostic, Any], list[Fix]]
