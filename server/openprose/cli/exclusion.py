@@ -25,10 +25,13 @@ import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from openprose.files import read_text
+
+if TYPE_CHECKING:
+    # Imported where a `.gitignore` is read: most checks of named files read none.
+    import pathspec
 
 # ruff's defaults, plus what a Python or OpenProse project also keeps out of its sources:
 # build output, caches and the run state of `prose run` (.prose).
@@ -184,6 +187,8 @@ def _read_rules(base: str, path: str) -> tuple[tuple[str, pathspec.GitIgnoreSpec
         # Missing (the usual case), not a regular file, too large or unreadable: skipped,
         # as git skips an unreadable one.
         return ()
+    import pathspec
+
     return ((base, pathspec.GitIgnoreSpec.from_lines(lines)),)
 
 
