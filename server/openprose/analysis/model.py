@@ -878,9 +878,16 @@ class Binder:
         self._interpolations(node, scope)
 
     def _session(self, node: t.Session, scope: Scope, role: str) -> None:
-        self._session_like(node, scope, node.agent)
-        if node.prompt is not None:
-            self._interpolations(node.prompt, scope)
+        # The walk meets every session: ``_session_like`` inlined, and a prompt without
+        # braces (most) left at once.
+        agent = node.agent
+        if agent is not None:
+            self._trace.agent_references.append((agent, node))
+        for prop in node.properties():
+            self._property(prop, scope)
+        prompt = node.prompt
+        if prompt is not None and "{" in prompt.value:
+            self._interpolations(prompt, scope)
 
     def _resume(self, node: t.Resume, scope: Scope, role: str) -> None:
         self._session_like(node, scope, node.agent)
@@ -984,7 +991,8 @@ class Binder:
                 for inner in prop.block.properties():
                     self._property(inner, scope)
         elif isinstance(value, t.String):
-            self._interpolations(value, scope)  # most values are one leaf: no walk
+            if "{" in value.value:  # most values are one leaf without braces: no walk
+                self._interpolations(value, scope)
         elif hasattr(value, "children"):
             for node in t.iter_leaves(value):
                 if isinstance(node, t.String):
