@@ -5,8 +5,15 @@ test_agent_memory_rules.py)."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from openprose.analysis import prepare
+from openprose.analysis.context import NodeIndex
+from openprose.analysis.rules import properties
 from openprose.checking import check_text
+from openprose.syntax import parse
+from openprose.syntax import tree as t
 from tests.analysis.rule_checks import Range, found, only
 
 # code: (program, [(start, end) of each diagnostic with that code])
@@ -242,3 +249,37 @@ def test_resume_without_persist_relates_to_the_agent() -> None:
 
 def test_undefined_agent_on_resume_is_not_e017() -> None:
     assert found("resume: ghost\n", "E017") == []
+
+
+# ----------------------------------------------------------------------- shortcuts
+
+# Lines that make sessions and resumes with and without property blocks, broken ones too.
+_LINES = [
+    'session "a"',
+    "session: a",
+    "session a",
+    "session",
+    'let x = session "b"',
+    "resume: a",
+    "resume",
+    "  model: opus",
+    "  context: x",
+    '  prompt: "p',
+    "    read: deny",
+    "  permissions:",
+    '  session "nested"',
+    "  -> x",
+    "agent a:",
+    "  )",
+]
+
+
+@given(st.lists(st.sampled_from(_LINES), max_size=8))
+def test_a_session_or_resume_block_is_its_last_child(lines: list[str]) -> None:
+    # The property block is read from the last child (the parser adds it last).
+    module = parse("\n".join(lines) + "\n")
+    for node in NodeIndex(module).nodes(t.Session, t.Resume):
+        assert properties._block_of(node) is node.property_block
+    blocks = {id(s): b for s, _, b in properties.sessions_to_check(prepare(module))}
+    for session in NodeIndex(module).nodes(t.Session):
+        assert blocks.get(id(session)) is session.property_block

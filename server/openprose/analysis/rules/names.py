@@ -181,7 +181,15 @@ def _variables(ctx: Context) -> None:
             if leaf is not None and leaf.value in reserved:
                 _reserved_word(ctx, leaf)
         if kind in _SCOPED_KINDS:  # `kind.is_scoped`
-            _shadowing(ctx, symbol, program_names)
+            # `_shadowing` asked only when an outer scope holds the name (a scoped variable
+            # is two fifths of a program's definitions, and seldom shadows one).
+            scope = symbol.scope
+            outer = scope.parent if scope is not None else None
+            while outer is not None:
+                if name in outer.symbols:
+                    _shadowing(ctx, symbol, program_names)
+                    break
+                outer = outer.parent
             continue
         found = agents.get(name)  # `model.agent(name)`
         if found:

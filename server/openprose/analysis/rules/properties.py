@@ -75,6 +75,11 @@ def _sessions_to_check(ctx: Context) -> list[SessionParts]:
     isspace = str.isspace
     for session in ctx.nodes(t.Session):
         children = session.children
+        # `session.property_block`: the parser adds it last, after the header's tokens (a
+        # look at each child met every session's keyword and newline).
+        block = children[-1]
+        if type(block) is not block_class:
+            block = None
         prompt = None
         if len(children) > 1:
             first = children[1]  # `session.prompt`: the string right after the keyword
@@ -86,11 +91,6 @@ def _sessions_to_check(ctx: Context) -> list[SessionParts]:
                     and not isspace(value[1])
                 ):
                     prompt = first
-        block = None
-        for child in children:
-            if type(child) is block_class:
-                block = child  # `session.property_block`
-                break
         if prompt is not None or block is not None:
             found.append((session, prompt, block))
     return found
@@ -117,11 +117,9 @@ _NO_ERRORS = frozenset(
 
 
 def _block_of(node: Any) -> t.PropertyBlock | None:
-    """``node.property_block`` (every session and agent is asked)."""
-    for child in node.children:
-        if isinstance(child, t.PropertyBlock):
-            return child
-    return None
+    """``node.property_block`` of a session or resume: the parser adds it last."""
+    last = node.children[-1]
+    return last if type(last) is t.PropertyBlock else None
 
 
 def _plain_text(value: str) -> bool:
