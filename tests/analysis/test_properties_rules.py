@@ -283,3 +283,15 @@ def test_a_session_or_resume_block_is_its_last_child(lines: list[str]) -> None:
     blocks = {id(s): b for s, _, b in properties.sessions_to_check(prepare(module))}
     for session in NodeIndex(module).nodes(t.Session):
         assert blocks.get(id(session)) is session.property_block
+
+
+@given(st.text(alphabet='a "\\\t\u00a0\u2003\x1c{é', max_size=5))
+def test_a_prompt_is_looked_at_unless_plain(inside: str) -> None:
+    # The loop's first-character shortcut answers as `_plain_text`.
+    module = parse(f'session "{inside}"\n')
+    sessions = NodeIndex(module).nodes(t.Session)
+    looked_at = {id(s) for s, prompt, _ in properties.sessions_to_check(prepare(module)) if prompt}
+    for session in sessions:
+        prompt = session.children[1] if len(session.children) > 1 else None
+        if isinstance(prompt, t.String):
+            assert (id(session) in looked_at) is not properties._plain_text(prompt.value)

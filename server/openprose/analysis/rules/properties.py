@@ -87,8 +87,10 @@ def _sessions_to_check(ctx: Context) -> list[SessionParts]:
                 value = first.value
                 if not (
                     2 < len(value) <= MAX_PROMPT
-                    and value[1] not in _NOT_PLAIN
-                    and not isspace(value[1])
+                    and (
+                        value[1] in _PLAIN_ASCII
+                        or (value[1] not in _NOT_PLAIN and not isspace(value[1]))
+                    )
                 ):
                     prompt = first
         if prompt is not None or block is not None:
@@ -131,6 +133,8 @@ def _plain_text(value: str) -> bool:
 
 
 _NOT_PLAIN = frozenset('"\\')
+# The first characters of most plain prompts, told by one lookup (visible ASCII).
+_PLAIN_ASCII = frozenset(chr(c) for c in range(0x21, 0x7F)) - _NOT_PLAIN
 
 
 def _word(value: Any) -> str | None:
