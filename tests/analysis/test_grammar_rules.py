@@ -185,3 +185,21 @@ def test_the_shortcut_skips_valid_interpolations_and_escaped_braces() -> None:
     for inside in ("{a", "a}", "{ a }", "{a+1}", "{{a}}", "\\\\{a"):
         value = f'"{inside}"'
         assert not grammar._ONLY_INTERPOLATIONS.fullmatch(value, 1, len(value) - 1), inside
+
+
+# The loop over strings tells a closed string without a call: it reports what asking
+# `terminated` of each string would.
+@given(st.text(alphabet='a {}."\\-', max_size=10))
+def test_the_interpolation_loop_reports_as_asking_terminated(inside: str) -> None:
+    module = parse(f'let a = "x"\nsession "{inside}\n')
+    ctx = prepare(module)
+    grammar._interpolations(ctx)
+    expected = prepare(module)
+    for leaf in expected.strings():
+        value = leaf.value
+        if ("{" not in value and "}" not in value) or value.startswith('"""'):
+            continue
+        if terminated(leaf) and grammar._ONLY_INTERPOLATIONS.fullmatch(value, 1, len(value) - 1):
+            continue
+        grammar._string(expected, leaf, frozenset({"a"}))
+    assert ctx.diagnostics == expected.diagnostics

@@ -280,9 +280,13 @@ def test_a_session_or_resume_block_is_its_last_child(lines: list[str]) -> None:
     module = parse("\n".join(lines) + "\n")
     for node in NodeIndex(module).nodes(t.Session, t.Resume):
         assert properties._block_of(node) is node.property_block
-    blocks = {id(s): b for s, _, b in properties.sessions_to_check(prepare(module))}
+    ctx = prepare(module)
+    blocks = {id(s): b for s, _, b in properties.sessions_to_check(ctx)}
+    headless = {id(s) for s in properties.sessions_without_colon(ctx)}
     for session in NodeIndex(module).nodes(t.Session):
-        assert blocks.get(id(session)) is session.property_block
+        block = session.property_block
+        assert blocks.get(id(session)) is block
+        assert (id(session) in headless) is (block is not None and session.children[1] is block)
 
 
 @given(st.text(alphabet='a "\\\t\u00a0\u2003\x1c{é', max_size=5))

@@ -25,10 +25,10 @@ from collections.abc import Set
 from typing import Any
 
 from openprose.analysis.context import Context
-from openprose.analysis.rules.control import CONSTRUCTS, listed, terminated
+from openprose.analysis.rules.control import CONSTRUCTS, listed
 from openprose.analysis.rules.imports import declarations
 from openprose.analysis.rules.names import definitions_by_name
-from openprose.analysis.rules.properties import sessions_to_check
+from openprose.analysis.rules.properties import sessions_without_colon
 from openprose.syntax import tree as t
 from openprose.syntax.tree import offset_position
 
@@ -71,10 +71,8 @@ def check_local(ctx: Context) -> None:
             found[type(node)].append(node)
     for node in found[t.OutputBinding]:
         _unnamed_output(ctx, node)
-    for node, _, block in sessions_to_check(ctx):
-        # Only a session whose properties follow its keyword (no `:`, no prompt) is asked.
-        if block is not None and node.children[1] is block:
-            _session_without_colon(ctx, node)
+    for node in sessions_without_colon(ctx):
+        _session_without_colon(ctx, node)
     in_condition: set[int] = set()  # ids of nodes reported as W029 (and their subtrees)
     # The control rules' query, which holds the if statements, choices and loops, and one of
     # elif clauses: the order they are met in changes nothing (each reports at its own
@@ -266,9 +264,11 @@ def _interpolations(ctx: Context) -> None:
     only_interpolations = _ONLY_INTERPOLATIONS.fullmatch
     for leaf in ctx.strings():
         value = leaf.value
-        if ("{" not in value and "}" not in value) or value.startswith('"""'):
+        if ("{" not in value and "}" not in value) or value[:3] == '"""':
             continue
-        if terminated(leaf) and only_interpolations(value, 1, len(value) - 1):
+        # `terminated(leaf)` without the call: a one-line string holding a brace is not `""`.
+        closed = leaf.is_terminated if "\\" in value else len(value) > 1 and value[-1] == '"'
+        if closed and only_interpolations(value, 1, len(value) - 1):
             # Every brace (outside escapes) in a valid `{name}`: nothing to report.
             continue
         if defined is None:

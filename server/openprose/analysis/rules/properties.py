@@ -65,11 +65,18 @@ def sessions_to_check(ctx: Context) -> list[SessionParts]:
     out) or with properties, each with that prompt and its property block.  Sessions are a
     third of the statements of a program, and most have a plain prompt and few properties:
     looked at once for these rules and for the grammar rules (E074)."""
-    return ctx.memo("properties.sessions", lambda: _sessions_to_check(ctx))
+    return ctx.memo("properties.sessions", lambda: _sessions_to_check(ctx))[0]
 
 
-def _sessions_to_check(ctx: Context) -> list[SessionParts]:
+def sessions_without_colon(ctx: Context) -> list[t.Session]:
+    """The sessions whose properties follow the keyword (no `:`, no prompt): E074, found in
+    the same look as ``sessions_to_check``."""
+    return ctx.memo("properties.sessions", lambda: _sessions_to_check(ctx))[1]
+
+
+def _sessions_to_check(ctx: Context) -> tuple[list[SessionParts], list[t.Session]]:
     found: list[SessionParts] = []
+    headless: list[t.Session] = []
     string = t.String
     block_class = t.PropertyBlock
     isspace = str.isspace
@@ -80,6 +87,8 @@ def _sessions_to_check(ctx: Context) -> list[SessionParts]:
         block = children[-1]
         if type(block) is not block_class:
             block = None
+        elif len(children) == 2:
+            headless.append(session)  # `session.children[1] is block`
         prompt = None
         if len(children) > 1:
             first = children[1]  # `session.prompt`: the string right after the keyword
@@ -95,7 +104,7 @@ def _sessions_to_check(ctx: Context) -> list[SessionParts]:
                     prompt = first
         if prompt is not None or block is not None:
             found.append((session, prompt, block))
-    return found
+    return found, headless
 
 
 def _value(prop: t.Property) -> Any:
