@@ -299,3 +299,14 @@ def test_a_prompt_is_looked_at_unless_plain(inside: str) -> None:
         prompt = session.children[1] if len(session.children) > 1 else None
         if isinstance(prompt, t.String):
             assert (id(session) in looked_at) is not properties._plain_text(prompt.value)
+
+
+def test_misplaced_and_unknown_properties_name_their_statement() -> None:
+    text = (
+        'agent a:\n  persist: true\nresume: a\n  skills: ["x"]\n  colour: red\n'
+        'session "b"\n  skills: ["x"]\n'
+    )
+    messages = [d.message for d in check_text(text) if d.code == "W005"]
+    assert messages[0] == "`skills` is not a resume property: set it on the agent definition"
+    assert messages[1].startswith("unknown resume property `colour`")
+    assert messages[2] == "`skills` is not a session property: set it on the agent definition"

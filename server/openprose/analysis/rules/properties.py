@@ -111,8 +111,9 @@ def _value(prop: t.Property) -> Any:
     """The value to check, or None when absent or when the line has a syntax error (the
     parser reported it already)."""
     children = prop.children
+    no_errors = _NO_ERRORS
     for child in children:
-        if type(child) not in _NO_ERRORS and isinstance(child, t.ErrorNode):
+        if type(child) not in no_errors and isinstance(child, t.ErrorNode):
             return None
     if len(children) > 2 and type(children[1]) is t.Operator:
         # `name: value`, the usual shape: the value follows the first operator.
@@ -432,12 +433,12 @@ def _session_prompt(ctx: Context, prompt: t.String) -> None:
 
 
 def _session_properties(ctx: Context, node: t.Session | t.Resume, block: t.PropertyBlock) -> None:
-    statement = "resume" if isinstance(node, t.Resume) else "session"
     retry: t.Property | None = None
     backoff: t.Property | None = None
     first: dict[str, t.Property] = {}
+    property_class = t.Property
     for prop in block.children:
-        if type(prop) is not t.Property:  # `block.properties()`
+        if type(prop) is not property_class:  # `block.properties()`
             continue
         leaf = prop.children[0]  # `prop.name_leaf`
         name = leaf.value
@@ -465,12 +466,14 @@ def _session_properties(ctx: Context, node: t.Session | t.Resume, block: t.Prope
         elif name in AGENT_PROPERTIES:
             if name == "permissions" and prop.block is not None:
                 _duplicates(ctx, prop.block.properties())
+            statement = "resume" if isinstance(node, t.Resume) else "session"
             ctx.report(
                 "W005",
                 f"`{name}` is not a {statement} property: set it on the agent definition",
                 prop.name_leaf,
             )
         else:
+            statement = "resume" if isinstance(node, t.Resume) else "session"
             ctx.report(
                 "W005",
                 f"unknown {statement} property `{name}`{_suggestion(name, SESSION_PROPERTIES)}; "
