@@ -115,7 +115,14 @@ def _proven(
     with syntax issues is left to the parse."""
     if printer.broken or printer.issues_seen:
         return False
-    return same_changed_tokens(module, text, out, starts, options.keep_comments)
+    return same_changed_tokens(
+        module,
+        text,
+        out,
+        starts,
+        options.keep_comments,
+        lambda k: printer.block_starts(k, starts[k]),
+    )
 
 
 def skeleton(module: Any) -> list[tuple[str, str]]:

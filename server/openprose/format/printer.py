@@ -98,6 +98,9 @@ class Printer:
         self.starts: list[int] = []
         # Whether a node with a syntax issue was printed (see ``module``).
         self.issues_seen = False
+        # Top-level statement's index -> where each statement of the block it holds
+        # directly starts (indexes in out; see ``block_starts``).
+        self.inner: dict[int, list[int]] = {}
 
     # Tests turn this off to compare with printing after a walk for issues.
     optimistic = True
@@ -122,6 +125,21 @@ class Printer:
             offsets.append(offset)
             offset += len(piece)
         return "".join(pieces), offsets
+
+    def block_starts(self, k: int, offset: int) -> list[int] | None:
+        """Where each statement of the last block printed in top-level statement ``k``
+        starts in the text, given that ``k`` starts at ``offset`` (None if it holds none)."""
+        marks = self.inner.get(k)
+        if marks is None:
+            return None
+        out = self.out
+        previous = self.starts[k] if k else 0
+        starts = []
+        for mark in marks:
+            offset += sum(map(len, out[previous:mark]))
+            starts.append(offset)
+            previous = mark
+        return starts
 
     # ------------------------------------------------------------ walking
 
@@ -231,8 +249,14 @@ class Printer:
         saved_top = self.top_level
         self.top_level = False
         self.block_start = True
-        for item in children[1:]:
-            self.statement(item, inner)
+        if saved_top:
+            marks = self.inner[len(self.starts) - 1] = []
+            for item in children[1:]:
+                marks.append(len(self.out))
+                self.statement(item, inner)
+        else:
+            for item in children[1:]:
+                self.statement(item, inner)
         self.top_level = saved_top
         self.line_indent = header_indent
 

@@ -21,6 +21,7 @@ parses the output again (check.py), so False never means the output is wrong.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import pairwise
 from typing import Any
 
@@ -56,6 +57,9 @@ _ODD = frozenset({_WS, _CMT, _ERR, _DISC})
 _BREAK = 0
 # Past this share of the output in changed statements, reading it whole is cheaper.
 _WHOLE_SHARE = 0.5
+# A changed statement longer than this (characters of output) is read block statement by
+# block statement, if it ends with a block: below it, the bookkeeping costs more.
+_BLOCK_PIECES = 2000
 _END = 1
 # What ``Tokenizer._continues`` looks at in the tokens before a line break: only whether
 # the last one is a ``:`` operator.
@@ -69,7 +73,12 @@ def same_tokens(module: t.Module, out: str, keep_comments: bool) -> bool:
 
 
 def same_changed_tokens(
-    module: t.Module, text: str, out: str, out_starts: list[int], keep_comments: bool
+    module: t.Module,
+    text: str,
+    out: str,
+    out_starts: list[int],
+    keep_comments: bool,
+    inner: Callable[[int], list[int] | None] | None = None,
 ) -> bool:
     """``same_tokens`` for ``module`` parsed from ``text`` WITHOUT syntax issues (the caller
     knows: the printer found none), reading only the top-level statements whose text
@@ -79,7 +88,11 @@ def same_changed_tokens(
     Each statement of such a program starts a logical line at the left margin and ends one
     outside brackets, so the tokenizer reads it the same wherever it stands: from the start
     of the text on, statement after statement, one unchanged reads as in the input and one
-    changed as its stream says, and the stream of the whole text is theirs in a row."""
+    changed as its stream says, and the stream of the whole text is theirs in a row.
+
+    ``inner(k)``, if given, says where the printer started each statement of the block
+    ending top-level statement ``k`` in ``out`` (see ``_Block``): such a statement is then
+    read piece by piece too, so that an edit inside one big block reads only what changed."""
     items: list[Any] = module.children[:-1]
     marker = module.children[-1]
     ends = [*out_starts, len(out)]
@@ -91,7 +104,8 @@ def same_changed_tokens(
         or type(items[-1].get_last_leaf()) is not t.Newline  # the text ends inside a line
     ):
         return same_tokens(module, out, keep_comments)
-    in_starts = input_starts(items, marker, text, line_starts(text))
+    lines = line_starts(text)
+    in_starts = input_starts(items, marker, text, lines)
     if in_starts is None:
         return same_tokens(module, out, keep_comments)
     changed = [
@@ -99,9 +113,29 @@ def same_changed_tokens(
         for k in range(len(items) + 1)
         if text[in_starts[k] : in_starts[k + 1]] != out[ends[k] : ends[k + 1]]
     ]
-    if sum(ends[k + 1] - ends[k] for k in changed) > _WHOLE_SHARE * len(out):
+    blocks: dict[int, _Block] = {}
+    if inner is not None:
+        for k in changed:
+            if k < len(items) and ends[k + 1] - ends[k] > _BLOCK_PIECES:
+                block = _Block.of(
+                    items[k],
+                    text,
+                    lines,
+                    (in_starts[k], in_starts[k + 1]),
+                    out,
+                    (ends[k], ends[k + 1]),
+                    inner(k),
+                )
+                if block is not None:
+                    blocks[k] = block
+    size = sum(blocks[k].changed_size() if k in blocks else ends[k + 1] - ends[k] for k in changed)
+    if size > _WHOLE_SHARE * len(out):
         return same_tokens(module, out, keep_comments)  # one pass costs less than pieces
     for k in changed:
+        if k in blocks:
+            if not blocks[k].same(k == 0, keep_comments):
+                return False
+            continue
         piece = out[ends[k] : ends[k + 1]]
         if k < len(items) and not piece.endswith(("\n", "\r")):
             return False  # what is left after its last line break starts the next line
@@ -126,12 +160,13 @@ def _same(
 
 class _Depths:
     """Python's INDENT/DEDENT stack of indentations: a line's depth on it, or None for
-    a dedent to a width that is not open."""
+    a dedent to a width that is not open.  ``base``: the indentation of depth 0 (a text
+    read from inside a block: a line left of it is None too)."""
 
     __slots__ = ("stack",)
 
-    def __init__(self) -> None:
-        self.stack = [""]
+    def __init__(self, base: str = "") -> None:
+        self.stack = [base]
 
     def depth(self, indent: str) -> int | None:
         stack = self.stack
@@ -152,9 +187,12 @@ class _Unreadable(Exception):
     """A node with syntax issues, or an error token."""
 
 
-def tree_stream(node: Any, at_start: bool = True) -> tuple[list[Any], list[str]] | None:
+def tree_stream(
+    node: Any, at_start: bool = True, base: str = ""
+) -> tuple[list[Any], list[str]] | None:
     """The line stream and comments of the text ``node`` was parsed from (``at_start``: the
-    text's start, where a byte-order mark is not a token); None if it has syntax issues."""
+    text's start, where a byte-order mark is not a token; ``base``: the indentation of
+    depth 0); None if it has syntax issues."""
     leaves: list[Any] = []
     try:
         if hasattr(node, "children"):
@@ -163,10 +201,39 @@ def tree_stream(node: Any, at_start: bool = True) -> tuple[list[Any], list[str]]
             leaves.append(node)
     except _Unreadable:
         return None
+    return _leaf_stream(leaves, at_start, base)
+
+
+def head_stream(node: Any, suite: Any, at_start: bool) -> tuple[list[Any], list[str]] | None:
+    """``tree_stream`` of ``node`` up to the line break opening ``suite``, its last child."""
+    leaves: list[Any] = []
+    try:
+        if node.issues or suite.issues or isinstance(node, t.ErrorNode):
+            raise _Unreadable
+        _collect_all(node.children[:-1], leaves)
+        _collect_all(suite.children[:1], leaves)
+    except _Unreadable:
+        return None
+    return _leaf_stream(leaves, at_start, "")
+
+
+def _collect_all(children: list[Any], leaves: list[Any]) -> None:
+    for child in children:
+        if type(child) in _LEAVES:
+            leaves.append(child)
+        elif hasattr(child, "children"):
+            _collect(child, leaves)
+        else:
+            raise _Unreadable
+
+
+def _leaf_stream(
+    leaves: list[Any], at_start: bool, base: str
+) -> tuple[list[Any], list[str]] | None:
     stream: list[Any] = []
     comments: list[str] = []
     append = stream.append
-    depths = _Depths()
+    depths = _Depths(base)
     stack = depths.stack
     kinds = _LEAF_KIND
     line_open = False
@@ -216,13 +283,16 @@ def _collect(node: Any, leaves: list[Any]) -> None:
             raise _Unreadable  # an error token
 
 
-def text_stream(text: str, at_start: bool = True) -> tuple[list[Any], list[str]] | None:
+def text_stream(
+    text: str, at_start: bool = True, base: str = ""
+) -> tuple[list[Any], list[str]] | None:
     """The line stream and comments of ``text``, read as the tokenizer reads it from a line
-    start (``at_start``: the text's start, where a byte-order mark is skipped)."""
+    start (``at_start``: the text's start, where a byte-order mark is skipped; ``base``:
+    the indentation of depth 0)."""
     stream: list[Any] = []
     comments: list[str] = []
     append = stream.append
-    depths = _Depths()
+    depths = _Depths(base)
     stack = depths.stack
     continues = Tokenizer(text)._continues
     line_open = False
@@ -299,3 +369,114 @@ def text_stream(text: str, at_start: bool = True) -> tuple[list[Any], list[str]]
     if line_open:
         append(_END)
     return stream, comments
+
+
+class _Block:
+    """A changed top-level statement ending with a block, cut into pieces: its head (up to
+    the line break opening the block) and each statement of the block, so that only the
+    pieces whose text changed are read.
+
+    Why their streams in a row are the statement's: the head's last logical line is at
+    depth 0 (checked), so after it Python's stack is ``[""]``.  Every statement of the
+    block starts a line at the block's indentation ``base`` (in the input the parse without
+    issues says so; a changed piece, read from ``base``, must start at depth 0, and
+    ``base`` is the same in input and output), which is then at depth 1 whatever the
+    statement before left deeper on the stack; a line left of ``base`` inside a piece makes
+    its reading None.  So each piece reads, in the whole text, as read alone from ``base``
+    with every depth one more.  A piece ends a logical line outside brackets as a top-level
+    statement does (see ``same_changed_tokens``), and starts just after a line break."""
+
+    __slots__ = ("base", "head", "item", "members", "out", "pieces", "suite", "text")
+
+    def __init__(
+        self,
+        item: Any,
+        text: str,
+        out: str,
+        base: str,
+        pieces: list[tuple[int, int, int, int]],
+    ) -> None:
+        self.item = item
+        self.suite = item.children[-1]
+        self.members = self.suite.children[1:]
+        self.text, self.out, self.base = text, out, base
+        self.pieces = pieces  # input then output span of the head, then of each statement
+
+    @staticmethod
+    def of(
+        item: Any,
+        text: str,
+        lines: list[int],
+        in_span: tuple[int, int],
+        out: str,
+        out_span: tuple[int, int],
+        starts: list[int] | None,
+    ) -> _Block | None:
+        """The pieces of ``item`` (its text at ``in_span`` in ``text``, whose lines start at
+        ``lines``; printed at ``out_span`` in ``out``, its block's statements starting at
+        ``starts``), or None if it is not cut this way."""
+        children = getattr(item, "children", None)
+        if not children or type(children[-1]) is not t.Suite or starts is None:
+            return None
+        suite = children[-1]
+        members = suite.children[1:]
+        if not members or len(starts) != len(members):
+            return None
+        in_starts = [in_span[0]]
+        for member in members:
+            leaf = member.get_first_leaf()
+            if leaf.line < 2 or not hasattr(member, "children"):
+                return None
+            prefix = leaf.prefix
+            start = lines[leaf.line - 1] + leaf.column - len(prefix)
+            if (
+                start <= in_starts[-1]
+                or not text.startswith(prefix, start)
+                or not text.startswith(leaf.value, start + len(prefix))
+            ):
+                return None
+            in_starts.append(start)
+        in_starts.append(in_span[1])
+        out_starts = [out_span[0], *starts, out_span[1]]
+        for a, b in pairwise(out_starts):
+            if a >= b or out[b - 1] not in "\r\n" or out.startswith("\r\n", b - 1):
+                return None  # a piece must end with its own line break
+        first = members[0].get_first_leaf().prefix
+        base = first[max(first.rfind("\n"), first.rfind("\r")) + 1 :]
+        if not base:
+            return None
+        pieces = [
+            (a, b, c, d)
+            for (a, b), (c, d) in zip(pairwise(in_starts), pairwise(out_starts), strict=True)
+        ]
+        return _Block(item, text, out, base, pieces)
+
+    def changed(self) -> list[int]:
+        """The changed pieces: 0 the head, i the block's statement i - 1."""
+        text, out = self.text, self.out
+        return [i for i, (a, b, c, d) in enumerate(self.pieces) if text[a:b] != out[c:d]]
+
+    def changed_size(self) -> int:
+        return sum(self.pieces[i][3] - self.pieces[i][2] for i in self.changed())
+
+    def same(self, at_start: bool, keep_comments: bool) -> bool:
+        head = head_stream(self.item, self.suite, at_start)
+        if head is None:
+            return False
+        marks = [x for x in head[0] if type(x) is int and x < 0]
+        if not marks or marks[-1] != -1:
+            return False  # the block's header line is not at the left margin
+        base = self.base
+        for i in self.changed():
+            _, _, c, d = self.pieces[i]
+            piece = self.out[c:d]
+            if i == 0:
+                if not _same(head, text_stream(piece, at_start), keep_comments):
+                    return False
+                continue
+            expected = tree_stream(self.members[i - 1], False, base)
+            if expected is None or not expected[0] or expected[0][0] != -1:
+                return False  # a statement of the block not at its indentation
+            if not _same(expected, text_stream(piece, False, base), keep_comments):
+                return False
+        return True
