@@ -10,9 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from openprose.analysis.rules import imports
+from openprose.analysis.rules.control import terminated, text_of
 from openprose.checking import check_text
 from openprose.diagnostics import Diagnostic, Severity
+from openprose.syntax import tree as t
 
 RESEARCH = """\
 input topic: "The subject to research"
@@ -288,3 +293,18 @@ def test_unverified_program_calls_are_not_checked(main: Path) -> None:
 def test_one_note_per_use_statement(main: Path) -> None:
     text = 'use "@acme/unknown" as u\nu(a: "1")\nu(b: "2")\n'
     assert [d.code for d in diagnostics(text, main)] == ["I001"]
+
+
+# An input's description is decoded only when its body does not start with plain text.
+@given(st.text(alphabet=' a"\\nt\t\u00a0{}', max_size=6))
+def test_a_description_starting_with_text_is_not_blank(inside: str) -> None:
+    value = f'"{inside}"'
+    leaf = t.String(value, t.LineAnchor(1), 0)
+    if imports._starts_with_text(value) and terminated(leaf):
+        assert text_of(leaf).strip()
+
+
+def test_a_description_of_spaces_or_escaped_spaces_is_empty() -> None:
+    for description in ('"  "', '"\\t"', '"\\n "'):
+        text = f'input topic: {description}\nsession "Research {{topic}}"\n'
+        assert [d.code for d in check_text(text)] == ["W012"], description

@@ -288,6 +288,7 @@ def _inputs(ctx: Context, inputs: list[t.InputDeclaration]) -> None:
         name = node.name
         if (
             isinstance(description, t.String)
+            and not _starts_with_text(description.value)
             and terminated(description)
             and not text_of(description).strip()
         ):
@@ -309,6 +310,17 @@ def _inputs(ctx: Context, inputs: list[t.InputDeclaration]) -> None:
                 node.children[0],
                 end=name if name is not None else None,
             )
+
+
+def _starts_with_text(value: str) -> bool:
+    """Whether a one-line string literal's body starts with a character kept as written that
+    is no space: its text is not blank, without decoding it (most descriptions hold an
+    escaped quote, and are decoded slowly)."""
+    return len(value) > 2 and value[1] not in _NOT_TEXT and not value[1].isspace()
+
+
+# A quote (an empty or triple-quoted string) or a backslash (an escape) opens the body.
+_NOT_TEXT = frozenset('"\\')
 
 
 def _enclosing_block(node: Any) -> t.BlockDefinition | None:
