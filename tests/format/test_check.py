@@ -328,3 +328,16 @@ def test_a_statement_moved_out_of_the_end_of_its_block_is_refused() -> None:
     moved = PROGRAM.replace('    session "Notify {topic}"\n', '  session "Notify {topic}"\n')
     assert check.full_check(parse(PROGRAM), moved, True) is not None
     assert skeleton(parse(moved)) != skeleton(parse(PROGRAM))
+
+
+@given(st.text(alphabet="ab \r\n\x0b\x0c\u2028#", max_size=40))
+def test_line_starts_are_where_the_parser_starts_lines(text: str) -> None:
+    # Split on LF alone when the text has no CR; the other line separators Python knows
+    # (form feed, U+2028, ...) start no line for the parser.
+    expected = [0]
+    for i, c in enumerate(text):
+        if c == "\n" and text[i - 1 : i] != "\r":
+            expected.append(i + 1)
+        elif c == "\r":
+            expected.append(i + 2 if text[i + 1 : i + 2] == "\n" else i + 1)
+    assert check.line_starts(text) == expected

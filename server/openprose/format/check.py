@@ -25,7 +25,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from itertools import chain, zip_longest
+from itertools import accumulate, chain, zip_longest
 from typing import Any
 
 from openprose.format.diff import line_diff, split_lines
@@ -214,7 +214,12 @@ def input_starts(items: list[Any], marker: Any, text: str, lines: list[int]) -> 
 
 
 def line_starts(text: str) -> list[int]:
-    return [0, *(m.end() for m in _LINE_BREAK.finditer(text))]
+    if "\r" in text:
+        return [0, *(m.end() for m in _LINE_BREAK.finditer(text))]
+    # Only LF: the lines' lengths summed up, in C (a third of the time of the matches).
+    lines = text.split("\n")
+    lines.pop()
+    return list(accumulate(map((1).__add__, map(len, lines)), initial=0))
 
 
 class _Check:

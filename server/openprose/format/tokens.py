@@ -104,6 +104,11 @@ def same_changed_tokens(
         or type(items[-1].get_last_leaf()) is not t.Newline  # the text ends inside a line
     ):
         return same_tokens(module, out, keep_comments)
+    old, new = text.split("\n"), out.split("\n")
+    if len(old) == len(new) and sum(map(str.__ne__, old, new)) > _WHOLE_SHARE * len(old):
+        # Most lines changed (a text indented another way): so did most statements, and
+        # one pass costs less than finding which.
+        return same_tokens(module, out, keep_comments)
     lines = line_starts(text)
     in_starts = input_starts(items, marker, text, lines)
     if in_starts is None:
@@ -301,6 +306,7 @@ def text_stream(
     brackets = 0
     odd = _ODD
     extend = stream.extend
+    nl, op, bracket_values, openers = _NL, _OP, _BRACKETS, _OPENERS
     matches: Any = _TOKEN.finditer(text, pos)
     last_break = max(text.rfind("\n"), text.rfind("\r"))
     if "#" in text[last_break + 1 :]:
@@ -316,16 +322,18 @@ def text_stream(
     m = None
     for m in matches:
         kind = m.lastindex
-        if kind == _NL:
+        if kind == nl:
             begin, end = m.span()
             start = m.start(kind)
-            if begin < start and "#" in text[begin:start]:
-                comments.append(text[text.index("#", begin, start) : start].strip())
+            if begin < start:
+                hash_at = text.find("#", begin, start)
+                if hash_at >= 0:
+                    comments.append(text[hash_at:start].strip())
             if not line_open:
                 line_start = end  # a blank or comment line
                 continue
             if brackets:
-                colon = stream[-1] == ":" and stream[-2] == _OP
+                colon = stream[-1] == ":" and stream[-2] == op
                 if continues(_COLON if colon else [], end, indent):
                     line_start = end  # continued inside brackets
                     continue
@@ -356,8 +364,8 @@ def text_stream(
             append(-1 - depth)
             line_open = True
         extend((kind, value))
-        if kind == _OP and value in _BRACKETS:
-            if value in _OPENERS:
+        if kind == op and value in bracket_values:
+            if value in openers:
                 brackets += 1
             elif brackets:
                 brackets -= 1
