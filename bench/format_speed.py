@@ -9,7 +9,8 @@ p50 and p95, wall (perf_counter) and CPU (thread_time) time, for ``flat_program`
 * ``canonical``: already formatted (the printed text equals the input: no check);
 * ``touched``: the canonical form with stray spaces ending one line in 50 (a save after a
   few edits: the check reads only the top-level statements that changed; in
-  ``block_program`` that is the one ``block main``, so all of it);
+  ``block_program``, whose one ``block main`` holds everything, the statements of that
+  block that changed);
 * ``messy``: indented with four spaces, so nearly every line changes.
 
 Then, for the messy flat program, the parts: parse alone, printing an already parsed tree,
