@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from openprose.analysis.context import Context
-from openprose.analysis.rules.control import CONSTRUCTS
 from openprose.analysis.rules.imports import declarations
 from openprose.syntax import tree as t
 
@@ -127,9 +126,7 @@ def _calls_from_index(ctx: Context) -> dict[str, list[tuple[str, Any]]]:
     blocks = ctx.model.blocks
     calls: dict[str, list[tuple[str, Any]]] = {name: [] for name in blocks}
     first = {id(found[0]): name for name, found in blocks.items()}
-    for invocation in ctx.nodes(*CONSTRUCTS):  # the control rules' query
-        if type(invocation) is not t.DoInvocation:
-            continue
+    for invocation in ctx.nodes(t.DoInvocation):  # the control rules ask the same
         name = invocation.name
         if name is None or name.value not in blocks:
             continue
