@@ -7,6 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from openprose.analysis.context import NodeIndex
+from openprose.analysis.rules import control
 from openprose.analysis.rules.control import listed, statements, terminated, text_of
 from openprose.checking import check_text
 from openprose.syntax import parse
@@ -338,3 +340,21 @@ def test_statements_answers_as_the_suite_accessor(lines: list[str]) -> None:
     for node in iter_nodes(module):
         if isinstance(node, t.Suite):
             assert statements(node) == node.statements()
+
+
+# A context list whose children are all names, operators (and entries) is told to need no
+# report without listing it: listing it finds only references and entries.
+@given(
+    st.sampled_from(["[", "{ "]),
+    st.lists(st.sampled_from(["a", "b.c", '"s"', "1", "a[0]", "k: a", "**d**", ""]), max_size=4),
+)
+def test_a_context_list_the_shortcut_passes_has_only_references(
+    opening: str, items: list[str]
+) -> None:
+    closing = "]" if opening == "[" else " }"
+    text = f'let a = session "x"\nsession "y"\n  context: {opening}{", ".join(items)}{closing}\n'
+    for value in NodeIndex(parse(text)).nodes(t.ArrayLiteral, t.ObjectLiteral):
+        if any(type(c) not in control._PLAIN_LISTED[type(value)] for c in value.children):
+            continue
+        for element in listed(value, t.ObjectEntry):
+            assert isinstance(element, t.ObjectEntry) or control._reference(element)

@@ -468,9 +468,18 @@ def _context(ctx: Context, prop: t.Property) -> None:
     children = prop.children
     # `prop.value`: in the usual `context: value`, what follows the first operator.
     usual = len(children) > 2 and type(children[1]) is t.Operator
-    value = children[2] if usual else prop.value
+    value: Any = children[2] if usual else prop.value
     if type(value) is t.Name:
         return  # a variable: the usual context
+    if type(value) in _LISTS:
+        # `[a, b]` or `{ a, b }`, the usual list: names (and entries) between operators,
+        # nothing to report, told without listing them.
+        plain = _PLAIN_LISTED[type(value)]
+        for child in value.children:
+            if type(child) not in plain:
+                break
+        else:
+            return
     if isinstance(value, t.ArrayLiteral):
         for element in listed(value):
             if not _reference(element):
@@ -488,6 +497,15 @@ def _context(ctx: Context, prop: t.Property) -> None:
                     "context object entries must be variable names: write `{ a, b }`",
                     entry,
                 )
+
+
+_LISTS = frozenset((t.ArrayLiteral, t.ObjectLiteral))
+# The classes of a context list's children that need no report (what `listed` keeps of them
+# is a reference or an object entry).
+_PLAIN_LISTED: dict[type, frozenset[type]] = {
+    t.ArrayLiteral: frozenset((t.Name, t.Operator)),
+    t.ObjectLiteral: frozenset((t.Name, t.Operator, t.ObjectEntry)),
+}
 
 
 def _reference(node: Any) -> bool:
