@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from openprose.analysis import prepare
 from openprose.checking import check_text
 from openprose.diagnostics import Diagnostic
+from openprose.syntax import parse
 from tests.analysis.rule_checks import only
 
 
@@ -170,3 +172,20 @@ def test_an_unknown_pipe_operator_is_reported_once_not_again_as_an_undefined_ite
         'let things = ["a"]\nlet out = things | mapp:\n  session "Handle it"\n    context: item\n'
     )
     assert [d.code for d in check_text(text)] == ["E039"]
+
+
+def test_a_definition_is_named_by_its_leaf() -> None:
+    # The reserved-word check reads a definition's name, not its leaf: they are one text.
+    text = (
+        'input session: "x"\nlet agent = session "a"\nblock b(if, item):\n'
+        '  output result = session "b"\n'
+        "for parallel, index in [agent]:\n  const c = parallel\n"
+        'let d = [agent] | map:\n  session "{item}"\n'
+        'try:\n  session "t"\ncatch as err:\n  throw\n'
+        'parallel:\n  e = session "p"\nrepeat 2 as r:\n  session "r"\n'
+    )
+    definitions = prepare(parse(text)).model.definitions
+    assert len(definitions) > 8
+    for symbol in definitions:
+        if not symbol.implicit:
+            assert symbol.name == symbol.leaf.value

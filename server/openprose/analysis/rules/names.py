@@ -176,7 +176,9 @@ def _variables(ctx: Context) -> None:
     for symbol in ctx.part.definitions:
         name = symbol.name
         kind = symbol.kind
-        if not symbol.implicit:
+        # The name first: a definition's name is its leaf's text (the leaf of most, in memory
+        # far from the symbol, is not reached).
+        if name in reserved and not symbol.implicit:
             leaf = symbol.leaf
             if leaf is not None and leaf.value in reserved:
                 _reserved_word(ctx, leaf)
