@@ -173,6 +173,15 @@ class _Depths:
     def __init__(self, base: str = "") -> None:
         self.stack = [base]
 
+    def line_start(self, indent: str) -> int | None:
+        """The stream's mark of a line starting at ``indent``: ``-1 - depth`` (None: a
+        dedent to a width that is not open)."""
+        stack = self.stack
+        if indent == stack[-1]:
+            return -len(stack)
+        found = self.depth(indent)
+        return None if found is None else -1 - found
+
     def depth(self, indent: str) -> int | None:
         stack = self.stack
         top = stack[-1]
@@ -239,7 +248,6 @@ def _leaf_stream(
     comments: list[str] = []
     append = stream.append
     depths = _Depths(base)
-    stack = depths.stack
     kinds = _LEAF_KIND
     line_open = False
     first = at_start
@@ -261,13 +269,10 @@ def _leaf_stream(
             indent = prefix[cut:]
             if first and not cut and indent.startswith("\ufeff"):
                 indent = indent[1:]  # the tokenizer starts after a byte-order mark
-            depth = len(stack) - 1
-            if indent != stack[-1]:
-                found = depths.depth(indent)
-                if found is None:
-                    return None
-                depth = found
-            append(-1 - depth)
+            start = depths.line_start(indent)
+            if start is None:
+                return None
+            append(start)
             line_open = True
         first = False
         append(kind)
@@ -298,7 +303,6 @@ def text_stream(
     comments: list[str] = []
     append = stream.append
     depths = _Depths(base)
-    stack = depths.stack
     continues = Tokenizer(text)._continues
     line_open = False
     line_start = pos = 1 if at_start and text.startswith("\ufeff") else 0
@@ -355,13 +359,10 @@ def text_stream(
                 return None  # an unclosed `**`: the tokenizer may cut it short
         if not line_open:
             indent = text[line_start : m.start(kind)]
-            depth = len(stack) - 1
-            if indent != stack[-1]:
-                found = depths.depth(indent)
-                if found is None:
-                    return None
-                depth = found
-            append(-1 - depth)
+            start = depths.line_start(indent)
+            if start is None:
+                return None
+            append(start)
             line_open = True
         extend((kind, value))
         if kind == op and value in bracket_values:
