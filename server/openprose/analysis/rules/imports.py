@@ -65,14 +65,13 @@ def check_program(ctx: Context) -> None:
 
 def declarations(ctx: Context) -> dict[type, list[Any]]:
     """The program's use, legacy import and input statements, by class, in source order
-    (one query for the three, which the structure and properties rules ask too: most
-    programs have few, so sorting them costs less than a query of each)."""
+    (asked by the structure and properties rules too)."""
 
     def compute() -> dict[type, list[Any]]:
-        found: dict[type, list[Any]] = {kind: [] for kind in _DECLARATIONS}
-        for node in ctx.nodes(*_DECLARATIONS):
-            found[type(node)].append(node)
-        return found
+        # A query of each class, as the index keeps it (one of the three would sort them
+        # together, only to part them again).
+        nodes = ctx.index.nodes
+        return {kind: nodes(kind) for kind in _DECLARATIONS}
 
     return ctx.memo("imports.declarations", compute)
 
