@@ -18,7 +18,7 @@ from typing import Any
 
 from openprose.analysis.context import Context
 from openprose.analysis.rules.agent_memory import persistence
-from openprose.analysis.rules.control import listed
+from openprose.analysis.rules.control import listed, terminated, text_of
 from openprose.analysis.rules.imports import declarations
 from openprose.syntax import tree as t
 from openprose.syntax.vocabulary import (
@@ -151,8 +151,8 @@ def _word(value: Any) -> str | None:
     """A bare word, or the text of a plain string (``"linear"``)."""
     if isinstance(value, _WORDS):
         return str(value.value)
-    if isinstance(value, t.String) and value.is_terminated:
-        return value.text
+    if isinstance(value, t.String) and terminated(value):
+        return text_of(value)
     return None
 
 
@@ -305,8 +305,8 @@ def _skills(ctx: Context, prop: t.Property) -> None:
     for element in elements:
         if not isinstance(element, t.String):
             ctx.report("E014", f'skill name must be a string: `"{_shown(element)}"`', element)
-        elif element.is_terminated and "{" not in element.value:
-            name = element.text
+        elif terminated(element) and "{" not in element.value:
+            name = text_of(element)
             if name not in imported:
                 ctx.report(
                     "W007",
