@@ -173,6 +173,21 @@ def _suggestion(word: str, known: tuple[str, ...]) -> str:
 # --------------------------------------------------------------------------- duplicates
 
 
+def _once(
+    ctx: Context, first: dict[str, t.Property], prop: t.Property, leaf: t.Name, name: str
+) -> None:
+    """E009 when a property named ``name`` came before ``prop`` (``first`` keeps the first
+    of each name)."""
+    earlier = first.setdefault(name, prop)
+    if earlier is not prop:
+        ctx.report(
+            "E009",
+            f"property `{name}` is already specified",
+            leaf,
+            related=(("first specified here", earlier.name_leaf),),
+        )
+
+
 def _duplicates(ctx: Context, props: list[t.Property]) -> None:
     """E009 for a property given twice, here and in a ``permissions:`` block (a
     ``context:`` block is outside the grammar: its labels may repeat)."""
@@ -180,14 +195,7 @@ def _duplicates(ctx: Context, props: list[t.Property]) -> None:
     for prop in props:
         leaf = prop.children[0]  # `prop.name_leaf`
         name = leaf.value
-        earlier = first.setdefault(name, prop)
-        if earlier is not prop:
-            ctx.report(
-                "E009",
-                f"property `{name}` is already specified",
-                leaf,
-                related=(("first specified here", earlier.name_leaf),),
-            )
+        _once(ctx, first, prop, leaf, name)
         if name == "permissions" and prop.block is not None:
             _duplicates(ctx, prop.block.properties())
 
@@ -443,14 +451,7 @@ def _session_properties(ctx: Context, node: t.Session | t.Resume, block: t.Prope
         leaf = prop.children[0]  # `prop.name_leaf`
         name = leaf.value
         # `_duplicates(ctx, props)`, in the same look at each property.
-        earlier = first.setdefault(name, prop)
-        if earlier is not prop:
-            ctx.report(
-                "E009",
-                f"property `{name}` is already specified",
-                leaf,
-                related=(("first specified here", earlier.name_leaf),),
-            )
+        _once(ctx, first, prop, leaf, name)
         if name == "context":
             pass  # the names rules check the variables
         elif name == "model":
