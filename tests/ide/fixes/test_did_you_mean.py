@@ -11,8 +11,11 @@ from hypothesis import strategies as st
 
 from openprose.ide.fixes.did_you_mean import CUTOFF, MAX_SUGGESTIONS, close_matches
 
-# Names over a small alphabet, so that many are close to each other (ties included).
-NAMES = st.text(alphabet="abcde_1", min_size=1, max_size=9)
+# Names over a small alphabet, so that many are close to each other (ties included), with
+# characters special in a pattern's class and the separator the counting joins options with.
+NAMES = st.text(alphabet="abcde_1", min_size=1, max_size=9) | st.text(
+    alphabet="ab-]^\\\n ", min_size=1, max_size=6
+)
 
 
 def difflib_answer(word: str, candidates: list[str]) -> list[str]:
