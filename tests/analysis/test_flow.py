@@ -3,6 +3,8 @@ before another, through blocks, loops, branches and parallel blocks."""
 
 from __future__ import annotations
 
+import gc
+
 from openprose.analysis import flow, prepare
 from openprose.syntax import parse
 from openprose.syntax import tree as t
@@ -90,3 +92,21 @@ def test_a_long_program_runs_in_order_across_its_runs_of_items_up_to_the_bound()
     assert names == expected
     orders = [run.order for _, run in sessions("".join(lines))]
     assert orders == list(range(flow.MAX_RUNS))
+
+
+def test_finding_the_runs_leaves_no_reference_cycle_behind() -> None:
+    # An editor finds the runs on every keystroke: what it made must go as soon as it is
+    # dropped, not wait for the cyclic collector (the walk's recursive closure held itself).
+    ctx = prepare(parse('block b:\n  session "in b"\ndo b\nsession "after"\n'))
+    gc.collect()
+    gc.disable()
+    try:
+        assert len(flow.runs(ctx, (t.Session,))) == 2
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        left = [o for o in gc.garbage if getattr(o, "__qualname__", "").startswith("runs.")]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert left == []

@@ -87,38 +87,51 @@ def runs(ctx: Context, kinds: tuple[type, ...], agents: Collection[str] | None =
                     (*active, id(block)),
                 )
 
-    for group in _chunks(ctx):
-        if count >= MAX_RUNS:
-            # Nothing after the bound is played: the rest of the program is not even walked.
-            return found
-        events, summary = _memo_events(ctx, group, kinds)
-        if agents is not None and not summary.inlines:
-            # Nothing here runs a block: its runs are the same whatever comes before them
-            # but their order (their chains stop at the module), so they are kept.
-            if not summary.agents.isdisjoint(agents):
-                for local, node, chain in _wanted(ctx, group, events, kinds, agents):
-                    if count + local >= MAX_RUNS:
-                        break
-                    found.append(Run(node, count + local, (0, id(node)), chain))
-            count = min(count + summary.runs, MAX_RUNS)
-            continue
-        play(events, 0, [], ())
-    # Blocks no `do` reaches still get checked, as if run at the end of the program.
-    for block in ctx.nodes(t.BlockDefinition):
-        if count >= MAX_RUNS:
-            break
-        if id(block) not in invoked:
-            instances[0] += 1
-            outer = _chain(block, 0, [])
-            outer.insert(0, ((0, id(block)), block))
-            for statement in block.body_statements():
-                play(
-                    _body_events(ctx, block, statement, kinds, bodies),
-                    instances[0],
-                    outer,
-                    (id(block),),
-                )
-    return found
+    # `play` calls itself, so it holds itself through its closure: a reference cycle that
+    # would keep this check's runs and context alive until the cyclic collector ran (an
+    # editor checks on every keystroke); it is broken on the way out, by pointing the
+    # closure's name elsewhere.
+    try:
+        for group in _chunks(ctx):
+            if count >= MAX_RUNS:
+                # Nothing after the bound is played: the rest of the program is not even walked.
+                return found
+            events, summary = _memo_events(ctx, group, kinds)
+            if agents is not None and not summary.inlines:
+                # Nothing here runs a block: its runs are the same whatever comes before them
+                # but their order (their chains stop at the module), so they are kept.
+                if not summary.agents.isdisjoint(agents):
+                    for local, node, chain in _wanted(ctx, group, events, kinds, agents):
+                        if count + local >= MAX_RUNS:
+                            break
+                        found.append(Run(node, count + local, (0, id(node)), chain))
+                count = min(count + summary.runs, MAX_RUNS)
+                continue
+            play(events, 0, [], ())
+        # Blocks no `do` reaches still get checked, as if run at the end of the program.
+        for block in ctx.nodes(t.BlockDefinition):
+            if count >= MAX_RUNS:
+                break
+            if id(block) not in invoked:
+                instances[0] += 1
+                outer = _chain(block, 0, [])
+                outer.insert(0, ((0, id(block)), block))
+                for statement in block.body_statements():
+                    play(
+                        _body_events(ctx, block, statement, kinds, bodies),
+                        instances[0],
+                        outer,
+                        (id(block),),
+                    )
+        return found
+    finally:
+        play = _played_out
+
+
+def _played_out(
+    events: list[tuple[bool, Any]], instance: int, outer: Chain, active: tuple[int, ...]
+) -> None:
+    """What ``runs``'s ``play`` stands for once its runs are found (nothing is played)."""
 
 
 def _chunks(ctx: Context) -> Iterator[list[Any]]:
