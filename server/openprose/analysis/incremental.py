@@ -121,11 +121,9 @@ def _chunks(children: list[Any]) -> list[list[Any]]:
     chunks: list[list[Any]] = []
     current: list[Any] = []
     for child in children:
-        if not hasattr(child, "children") and type(child) is not t.String:
+        if not _is_item(child):
             continue
-        if len(current) >= CHUNK_MAX or (
-            len(current) >= CHUNK_MIN and (id(child) >> 4) % CHUNK_SPREAD == 0
-        ):
+        if current and _cut_before(len(current), child):
             chunks.append(current)
             current = []
         current.append(child)
@@ -134,12 +132,21 @@ def _chunks(children: list[Any]) -> list[list[Any]]:
     return chunks
 
 
-def _spanned(
-    children: list[Any], start: int
-) -> Iterator[tuple[list[Any], Item | None, tuple[int, int]]]:
+def _is_item(child: Any) -> bool:
+    """Whether a child of the module is an item runs hold (a node or a string)."""
+    return hasattr(child, "children") or type(child) is t.String
+
+
+def _cut_before(length: int, child: Any) -> bool:
+    """Whether a run of ``length`` items ends before ``child`` (the rule both ways of
+    cutting share: ``_chunks`` and ``IncrementalAnalysis._runs``)."""
+    return length >= CHUNK_MAX or (length >= CHUNK_MIN and (id(child) >> 4) % CHUNK_SPREAD == 0)
+
+
+def _spanned(children: list[Any]) -> Iterator[tuple[list[Any], Item | None, tuple[int, int]]]:
     """``_chunks(children)`` with each run's span among the children."""
     index = {id(child): k for k, child in enumerate(children)}
-    for nodes in _chunks(children[start:]):
+    for nodes in _chunks(children):
         yield nodes, None, (index[id(nodes[0])], index[id(nodes[-1])])
 
 
@@ -414,7 +421,7 @@ class IncrementalAnalysis:
         children = module.children
         last = self._children
         if last is None or last[0] is not module or not self._current:
-            yield from _spanned(children, 0)
+            yield from _spanned(children)
             return
         before = last[1]
         n, m = len(before), len(children)
@@ -439,12 +446,9 @@ class IncrementalAnalysis:
         first = latest = start
         for j in range(start, m):
             child = children[j]
-            if not hasattr(child, "children") and type(child) is not t.String:
+            if not _is_item(child):
                 continue
-            if current and (
-                len(current) >= CHUNK_MAX
-                or (len(current) >= CHUNK_MIN and (id(child) >> 4) % CHUNK_SPREAD == 0)
-            ):
+            if current and _cut_before(len(current), child):
                 yield current, None, (first, latest)
                 current = []
                 r = firsts.get(j - shift) if j >= m - hi else None
