@@ -878,13 +878,8 @@ class Binder:
         self._interpolations(node, scope)
 
     def _session(self, node: t.Session, scope: Scope, role: str) -> None:
-        # The walk meets every session: ``_session_like`` inlined, and a prompt without
-        # braces (most) left at once.
-        agent = node.agent
-        if agent is not None:
-            self._trace.agent_references.append((agent, node))
-        for prop in node.properties():
-            self._property(prop, scope)
+        self._session_like(node, scope, node.agent)
+        # Most prompts have no braces: left without a call.
         prompt = node.prompt
         if prompt is not None and "{" in prompt.value:
             self._interpolations(prompt, scope)
