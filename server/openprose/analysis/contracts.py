@@ -387,8 +387,7 @@ class ContractLoader:
         # its resolutions (a program with many registry imports resolved its own path and
         # listed its project's runs once per import).
         self._importers: dict[Path, Path] = {}
-        self._run_ids: dict[Path, list[str]] = {}
-        self._last_state: tuple[Path | None, tuple[str, list[str]] | None] | None = None
+        self._states: dict[Path | None, tuple[str, list[str]] | None] = {}
 
     def resolve(self, importer: Path | None, text: str) -> Resolution:
         return self.resolve_path(importer, classify(text))
@@ -436,19 +435,19 @@ class ContractLoader:
 
     def _state_of(self, importer: Path | None) -> tuple[str, list[str]] | None:
         """The project state directory the registry imports of ``importer`` are looked for
-        in, and its runs newest first (None: no project).  Asked for every registry import
-        of an analysis, nearly always by the same importer: the last answer is kept."""
-        last = self._last_state
-        if last is not None and last[0] is importer:
-            return last[1]
+        in, and its runs newest first (None: no project); found once per importer (an
+        analysis asks for every registry import, nearly always for the same importer,
+        whose hash a path keeps)."""
+        if importer in self._states:
+            return self._states[importer]
         root = self.project_root
         if root is None and importer is not None:
             root = self._root(self._absolute(importer))
         found = None
         if root is not None:
             state = root / ".prose"
-            found = (os.fspath(state), self._runs(state))
-        self._last_state = (importer, found)
+            found = (os.fspath(state), _run_ids(state / "runs"))
+        self._states[importer] = found
         return found
 
     def _absolute(self, importer: Path) -> Path:
@@ -456,13 +455,6 @@ class ContractLoader:
         if found is None:
             found = self._importers[importer] = absolute(importer)
         return found
-
-    def _runs(self, state: Path) -> list[str]:
-        """The ids of the runs in the project state ``state``, newest first."""
-        ids = self._run_ids.get(state)
-        if ids is None:
-            ids = self._run_ids[state] = _run_ids(state / "runs")
-        return ids
 
     def _root(self, importer: Path) -> Path:
         directory = importer.parent
