@@ -26,7 +26,6 @@ from typing import Any
 
 from openprose.analysis.context import Context
 from openprose.analysis.rules.control import listed
-from openprose.analysis.rules.imports import declarations
 from openprose.analysis.rules.names import definitions_by_name
 from openprose.analysis.rules.properties import sessions_without_colon
 from openprose.syntax import tree as t
@@ -57,28 +56,32 @@ def check(ctx: Context) -> None:
 
 
 def check_local(ctx: Context) -> None:
-    for node in declarations(ctx)[t.ImportStatement]:
+    # Each class asked of the index on its own, as it keeps them (a query of several sorts
+    # them together, some 3 ms in a 100,000-line program, and they are looked at one class
+    # at a time anyway), and without a query (a small file holds none of most of them).
+    found = ctx.index.by_class()
+    get = found.get
+    for node in get(t.ImportStatement, ()):
         _legacy_import(ctx, node)
-    # A query of each class (the index keeps each class in source order: a query of several
-    # sorts them together, some 3 ms in a 100,000-line program, and they are looked at one
-    # class at a time anyway).
-    nodes = ctx.index.nodes  # `ctx.nodes`, without its call for each class
-    for node in nodes(t.OutputBinding):
+    for node in get(t.OutputBinding, ()):
         _unnamed_output(ctx, node)
-    for node in sessions_without_colon(ctx):
-        _session_without_colon(ctx, node)
+    if t.Session in found:
+        for node in sessions_without_colon(ctx):
+            _session_without_colon(ctx, node)
     in_condition: set[int] = set()  # ids of nodes reported as W029 (and their subtrees)
     # The if statements, choices and loops (the control rules ask for the same), and the elif
     # clauses: the order they are met in changes nothing (each reports at its own condition).
     for kind in _CONDITIONS:
-        for node in nodes(kind):
+        for node in get(kind, ()):
             condition = node.criteria if kind is t.ChoiceStatement else node.condition
             if condition is not None and not isinstance(condition, (t.Operator, t.Keyword)):
                 _condition(ctx, condition, in_condition)
-    _objects(ctx, nodes(t.ObjectLiteral))
+    objects = get(t.ObjectLiteral)
+    if objects:
+        _objects(ctx, objects)
     # Whether one is reported depends on its ancestors and on W029 only: any order will do.
     for outside in _OUTSIDE:
-        for node in nodes(outside):
+        for node in get(outside, ()):
             _expression(ctx, node, in_condition)
     _interpolations(ctx)
 

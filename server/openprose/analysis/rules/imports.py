@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from openprose.analysis.context import Context, span
+from openprose.analysis.context import Context, NodeIndex, span
 from openprose.analysis.contracts import (
     Contract,
     ContractLoader,
@@ -68,10 +68,14 @@ def declarations(ctx: Context) -> dict[type, list[Any]]:
     (asked by the structure and properties rules too)."""
 
     def compute() -> dict[type, list[Any]]:
-        # A query of each class, as the index keeps it (one of the three would sort them
-        # together, only to part them again).
-        nodes = ctx.index.nodes
-        return {kind: nodes(kind) for kind in _DECLARATIONS}
+        # Each class as the index keeps it (a query of the three would sort them together,
+        # only to part them again), without a query (most programs hold none of them) when
+        # the index is one walk (an index made of others answers through its queries).
+        index = ctx.index
+        if type(index) is NodeIndex:
+            found = index.by_class()
+            return {kind: found.get(kind, []) for kind in _DECLARATIONS}
+        return {kind: index.nodes(kind) for kind in _DECLARATIONS}
 
     return ctx.memo("imports.declarations", compute)
 

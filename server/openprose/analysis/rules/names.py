@@ -82,9 +82,12 @@ Named = tuple[Any, t.Name, str]
 
 def _agents(ctx: Context) -> list[Named]:
     """The agents the context holds that the program collects (duplicates included)."""
-    collected = ctx.model.agents
     found: list[Named] = []
-    for node in ctx.nodes(t.AgentDefinition):
+    nodes = ctx.index.by_class().get(t.AgentDefinition)
+    if not nodes:
+        return found
+    collected = ctx.model.agents
+    for node in nodes:
         leaf = node.name_leaf
         if leaf is None or not leaf.value:
             continue
@@ -96,7 +99,7 @@ def _agents(ctx: Context) -> list[Named]:
 
 def _blocks(ctx: Context) -> list[Named]:
     found: list[Named] = []
-    for node in ctx.nodes(t.BlockDefinition):
+    for node in ctx.index.by_class().get(t.BlockDefinition, ()):
         leaf = node.name_leaf
         if leaf is not None and leaf.value:
             found.append((node, leaf, leaf.value))
@@ -138,10 +141,12 @@ def _agents_and_blocks(ctx: Context, agents: list[Named], blocks: list[Named]) -
                 "not inside another statement",
                 leaf,
             )
-    nested = ctx.program_fact(nested_by_name)
     part = ctx.part
+    nested: Mapping[str, t.AgentDefinition] | None = None  # asked for at an undefined agent
     for leaf, _node in part.agent_references:
         if model.agent(leaf.value) is None:
+            if nested is None:
+                nested = ctx.program_fact(nested_by_name)
             inner = nested.get(leaf.value)
             if inner is None:
                 ctx.report("E007", f"agent `{leaf.value}` is not defined", leaf)
@@ -332,11 +337,11 @@ def _shadowing(ctx: Context, symbol: Symbol, program_names: dict[str, Symbol]) -
 
 
 def _references(ctx: Context) -> None:
-    definitions = ctx.program_fact(definitions_by_name)
     for reference in ctx.part.references:
         if reference.symbol is None:
             if reference.role == "context" and _persistent_agent(ctx, reference.name):
                 continue  # a persistent agent's memory passed as context
+            definitions = ctx.program_fact(definitions_by_name)
             _undefined(ctx, reference, definitions.get(reference.name, []))
         elif reference.role == "assignment":
             _reassignment(ctx, reference)

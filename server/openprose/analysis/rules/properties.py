@@ -45,14 +45,16 @@ def check(ctx: Context) -> None:
 
 def check_local(ctx: Context) -> None:
     # Each class on its own: one query of the three would sort them together by position.
-    for agent in ctx.nodes(t.AgentDefinition):
+    found = ctx.index.by_class()
+    for agent in found.get(t.AgentDefinition, ()):
         _agent(ctx, agent)
-    for session, prompt, block in sessions_to_check(ctx):
-        if prompt is not None:
-            _session_prompt(ctx, prompt)
-        if block is not None:
-            _session_properties(ctx, session, block)
-    for resume in ctx.nodes(t.Resume):
+    if t.Session in found:
+        for session, prompt, block in sessions_to_check(ctx):
+            if prompt is not None:
+                _session_prompt(ctx, prompt)
+            if block is not None:
+                _session_properties(ctx, session, block)
+    for resume in found.get(t.Resume, ()):
         _session(ctx, resume)
         _resume_needs_persist(ctx, resume)
 
@@ -80,7 +82,7 @@ def _sessions_to_check(ctx: Context) -> tuple[list[SessionParts], list[t.Session
     string = t.String
     block_class = t.PropertyBlock
     isspace = str.isspace
-    for session in ctx.nodes(t.Session):
+    for session in ctx.index.by_class().get(t.Session, ()):
         children = session.children
         # `session.property_block`: the parser adds it last, after the header's tokens (a
         # look at each child met every session's keyword and newline).

@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from openprose.analysis.context import Context
-from openprose.analysis.rules.imports import declarations
 from openprose.syntax import tree as t
 
 # Constructs that decide whether the statements under them run.
@@ -45,9 +44,9 @@ def check_program(ctx: Context) -> None:
 
 
 def _imports_at_top_level(ctx: Context) -> None:
-    found = declarations(ctx)
+    found = ctx.index.by_class()
     for kind in (t.UseStatement, t.ImportStatement):
-        for node in found[kind]:
+        for node in found.get(kind, ()):
             if not isinstance(node.parent, t.Module):
                 ctx.report(
                     "E073",
@@ -72,9 +71,12 @@ def _agents_at_top_level(ctx: Context) -> None:
 
 def nested_agents(ctx: Context) -> list[t.AgentDefinition]:
     """Agent definitions that are not statements of the program itself."""
+    agents = ctx.index.by_class().get(t.AgentDefinition)
+    if not agents:
+        return []  # most programs: no memo needed
     return ctx.memo(
         "structure.nested_agents",
-        lambda: [n for n in ctx.nodes(t.AgentDefinition) if not isinstance(n.parent, t.Module)],
+        lambda: [n for n in agents if not isinstance(n.parent, t.Module)],
     )
 
 
