@@ -15,6 +15,8 @@ have function-like scope), so neither is visible after its body.
 from __future__ import annotations
 
 import enum
+import re
+from bisect import bisect_left
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
@@ -53,6 +55,16 @@ class Kind(enum.Enum):
     def is_constant(self) -> bool:
         return self is not Kind.LET and self is not Kind.BRANCH and self is not Kind.OUTPUT
 
+
+# A string's interpolations as ``syntax.strings`` finds them (the first dotted segment in the
+# group), and its escapes, which are matched only so that ``\\{`` is skipped as it is there.
+_INTERPOLATION = re.compile(
+    r"\\(?:.|\Z)|\{([^\W\d]\w*(?:-\w+)*)(?:\.[^\W\d]\w*(?:-\w+)*)*\}",
+    re.DOTALL,
+)
+_LINE_END = re.compile(r"\r\n?|\n")
+_NO_ENDS: list[int] = []
+_new = object.__new__
 
 # Made once: looking members up on the enum class for each test was a hot spot of the
 # binder and the names rules.
@@ -457,21 +469,34 @@ class Binder:
     def _bind_whole(self, module: Any) -> Model:
         """One pass over a module with no records (the command line's check)."""
         record = StatementBinding(module)
-        self._declare_top_level(record, module.statements())
+        children = module.children
+        self._declare_top_level(record, children)
         self._declare_nested(record, self.nodes)
         binding = UnitBinding([record])
         self._collect([binding])
-        self._trace = Trace()
-        self._walk(module.statements(), self.model.program_scope, in_parallel=False)
-        self._finish(self._trace, binding)
-        for block in self._deferred_blocks:
-            self._trace = Trace()
+        # Nothing reads the traces of a binding with no records: one trace writes straight
+        # into the model's lists (what ``_finish`` did after each, in the same order).
+        model = self.model
+        made = self._made[id(binding)]
+        deferred = self._deferred_blocks
+        self._trace = Trace(
+            [],
+            made,
+            model.references,
+            model.agent_references,
+            model.block_references,
+            model.program_calls,
+            model.outputs,
+            model.scopes,
+            deferred,
+        )
+        self._walk(children, model.program_scope, in_parallel=False)
+        # Blocks deferred while binding a body are appended, and bound in turn.
+        for block in deferred:
             self._bind_block(block)
-            self._finish(self._trace, binding)
-        made = self._made.get(id(binding), [])
         made.sort(key=_start)
-        self.model.definitions.extend(made)
-        return self.model
+        model.definitions.extend(made)
+        return model
 
     # ------------------------------------------------------------ declarations
 
@@ -485,17 +510,23 @@ class Binder:
         return record
 
     def _declare_top_level(self, record: StatementBinding, statements: list[Any]) -> None:
-        """Agents, programs and inputs: collected from the program's own statements."""
+        """Agents, programs and inputs: collected from the program's own statements (any
+        other child is skipped)."""
+        # By exact class: these have no subclasses (test_model_fast_paths checks).
         for statement in statements:
-            if isinstance(statement, t.AgentDefinition) and statement.name:
-                record.agents.append((statement.name, statement))
-            elif isinstance(statement, t.UseStatement):
+            kind = type(statement)
+            if kind is t.AgentDefinition:
+                name = statement.name
+                if name:
+                    record.agents.append((name, statement))
+            elif kind is t.UseStatement:
                 alias = import_alias(statement)
                 if alias:
                     record.programs.append((alias, statement))
-            elif isinstance(statement, t.InputDeclaration) and statement.name is not None:
-                symbol = Symbol(statement.name.value, Kind.INPUT, statement.name, statement)
-                record.inputs.append(symbol)
+            elif kind is t.InputDeclaration:
+                leaf = statement.name
+                if leaf is not None:
+                    record.inputs.append(Symbol(leaf.value, Kind.INPUT, leaf, statement))
 
     def _declare_nested(self, record: StatementBinding, nodes: Callable[[type], list[Any]]) -> None:
         # Block definitions anywhere (nested ones are reported, and hoisted too).
@@ -750,9 +781,18 @@ class Binder:
 
     # ------------------------------------------------------------ walking
 
-    def _walk(self, statements: list[Any], scope: Scope, in_parallel: bool) -> None:
-        for statement in statements:
-            self._statement(statement, scope, in_parallel)
+    def _walk(self, children: list[Any], scope: Scope, in_parallel: bool) -> None:
+        """Bind the statements among a module's or a suite's ``children``, in order."""
+        # The children are read as they are (``statements()`` built a list with a test of
+        # twenty classes per child), and the class's entry says whether it is a statement.
+        table = _WALK_ENTRIES
+        for node in children:
+            entry = table.get(type(node), _UNSEEN)
+            if entry is _UNSEEN:
+                entry = table[type(node)] = _walk_entry(type(node))
+            if entry is not None:
+                handler, role = entry
+                handler(self, node, scope, in_parallel if role is None else role)
 
     def _statement(self, node: Any, scope: Scope, in_parallel: bool) -> None:
         # Dispatch on the node's class through a table filled from the ordered cases below
@@ -818,31 +858,31 @@ class Binder:
         return
 
     def _try(self, node: t.TryStatement, scope: Scope, in_parallel: bool) -> None:
-        self._walk(node.body_statements(), scope, False)
+        self._walk(_body(node), scope, False)
         for catch in node.catch_clauses():
             self._catch(catch, scope)
         if node.finally_clause is not None:
-            self._walk(node.finally_clause.body_statements(), scope, False)
+            self._walk(_body(node.finally_clause), scope, False)
 
     def _orphan_catch(self, node: t.CatchClause, scope: Scope, in_parallel: bool) -> None:
         self._catch(node, scope)  # an orphan: still bind its body
 
     def _if(self, node: t.IfStatement, scope: Scope, in_parallel: bool) -> None:
         self._expression(node.condition, scope)
-        self._walk(node.body_statements(), scope, False)
+        self._walk(_body(node), scope, False)
         for clause in node.elif_clauses():
             self._expression(clause.condition, scope)
-            self._walk(clause.body_statements(), scope, False)
+            self._walk(_body(clause), scope, False)
         if node.else_clause is not None:
-            self._walk(node.else_clause.body_statements(), scope, False)
+            self._walk(_body(node.else_clause), scope, False)
 
     def _choice(self, node: t.ChoiceStatement, scope: Scope, in_parallel: bool) -> None:
         self._expression(node.criteria, scope)
         for option in node.options():
-            self._walk(option.body_statements(), scope, False)
+            self._walk(_body(option), scope, False)
 
     def _orphan_clause(self, node: Any, scope: Scope, in_parallel: bool) -> None:
-        self._walk(node.body_statements(), scope, False)
+        self._walk(_body(node), scope, False)
 
     def _catch(self, clause: t.CatchClause, scope: Scope) -> None:
         inner = self._enter("catch", clause, scope)
@@ -850,14 +890,14 @@ class Binder:
             self.define(
                 inner, Symbol(clause.error_name.value, Kind.ERROR, clause.error_name, clause)
             )
-        self._walk(clause.body_statements(), inner, False)
+        self._walk(_body(clause), inner, False)
         self._leave(inner)
 
     def _bind_block(self, block: t.BlockDefinition) -> None:
         scope = self._enter("block", block, self.model.program_scope)
         for param in block.parameters():
             self.define(scope, Symbol(param.value, Kind.PARAMETER, param, block))
-        self._walk(block.body_statements(), scope, False)
+        self._walk(_body(block), scope, False)
         self._leave(scope)
 
     # ------------------------------------------------------------ expressions
@@ -888,7 +928,7 @@ class Binder:
         self._session_like(node, scope, node.agent)
 
     def _do_block(self, node: t.DoBlock, scope: Scope, role: str) -> None:
-        self._walk(node.body_statements(), scope, False)
+        self._walk(_body(node), scope, False)
 
     def _do_invocation(self, node: t.DoInvocation, scope: Scope, role: str) -> None:
         self._trace.block_references.append(node)
@@ -901,7 +941,7 @@ class Binder:
             for item in node.modifiers.items():
                 if isinstance(item, t.KeywordArgument):
                     self._expression(item.value, scope)
-        self._walk(node.body_statements(), scope, True)
+        self._walk(_body(node), scope, True)
 
     def _repeat(self, node: t.Repeat, scope: Scope, role: str) -> None:
         self._expression(node.count, scope)
@@ -1001,7 +1041,7 @@ class Binder:
         for leaf, kind in bound:
             if leaf is not None:
                 self.define(inner, Symbol(leaf.value, kind, leaf, node))
-        self._walk(node.body_statements(), inner, False)
+        self._walk(_body(node), inner, False)
         self._leave(inner)
 
     def _stage(self, stage: t.PipeStage, scope: Scope) -> None:
@@ -1015,31 +1055,84 @@ class Binder:
             # map, filter, pmap; and an unknown operator (E039), so that its `item` is not
             # reported again as undefined.
             self.define(inner, Symbol("item", Kind.PIPELINE, op, stage, implicit=True))
-        self._walk(stage.body_statements(), inner, False)
+        self._walk(_body(stage), inner, False)
         self._leave(inner)
 
     def _interpolations(self, string: t.String, scope: Scope) -> None:
-        if "{" not in string.value:
+        # The interpolations of ``string.parts()``, found without making the other parts, and
+        # their positions from the leaf's when the value is one line (``offset_position``'s
+        # line-end search and the parts' objects were most of the time of a prompt).
+        value = string.value
+        if "{" not in value:
             return
-        for part in string.parts():
-            if part.kind == "interpolation":
-                name = part.name
-                assert name is not None
-                # Multi-line prompts use `{placeholder}` text for the model; an undefined
-                # name there is reported as a placeholder, not an undefined variable.
-                role = "placeholder" if string.is_triple else "interpolation"
-                self._add_reference(name, role, string, scope, part.start, part.end)
+        triple = value.startswith('"""')
+        role = "placeholder" if triple else "interpolation"
+        quote = 3 if triple else 1
+        end = len(value) - quote if string.is_terminated else len(value)
+        column = string.column
+        # The index of the last character of each line end (as ``offset_position`` finds
+        # them): an interpolation, ``{`` to ``}``, holds none, so it ends on its first line.
+        ends = (
+            [m.end() - 1 for m in _LINE_END.finditer(value)]
+            if ("\n" in value or "\r" in value)
+            else _NO_ENDS
+        )
+        for match in _INTERPOLATION.finditer(value, quote, end):
+            name = match.group(1)
+            if name is None:
+                continue  # an escape: ``\{`` is a literal brace
+            start, stop = match.span()
+            lines = bisect_left(ends, start)
+            if lines:
+                first = start - ends[lines - 1] - 1
+                position, after = (lines, first), (lines, first + stop - start)
+            else:
+                position, after = (0, column + start), (0, column + stop)
+            self._add_reference(name, role, string, scope, position, after)
 
     def _reference(self, name: str, role: str, leaf: Any, scope: Scope) -> None:
         if name in LITERALS:
             return
-        self._add_reference(name, role, leaf, scope, leaf.start_pos, leaf.end_pos)
+        column = leaf.column
+        value = leaf.value
+        if "\n" in value or "\r" in value:  # never a name; kept exact for any leaf
+            line = leaf.line
+            end = leaf.end_pos
+            self._add_reference(name, role, leaf, scope, (0, column), (end[0] - line, end[1]))
+        else:
+            self._add_reference(name, role, leaf, scope, (0, column), (0, column + len(value)))
 
     def _add_reference(
-        self, name: str, role: str, leaf: Any, scope: Scope, start: Any, end: Any
+        self,
+        name: str,
+        role: str,
+        leaf: Any,
+        scope: Scope,
+        start: tuple[int, int],
+        end: tuple[int, int],
     ) -> None:
-        symbol, hidden = self._lookup(scope, name)
-        reference = Reference(name, role, leaf, symbol, scope, start, end)
+        """A reference to ``name`` at ``start``-``end``, relative to ``leaf``'s line."""
+        # ``_lookup`` inlined: every reference makes one.
+        program = self.model.program_scope
+        current: Scope | None = scope
+        while current is not program and current is not None:
+            symbol = current.symbols.get(name)
+            if symbol is not None:
+                hidden = None
+                break
+            current = current.parent
+        else:
+            symbol = program.symbols.get(name)
+            hidden = self._hidden.get(name) if symbol is None else None
+            self._trace.ops.append(("get", name, symbol, hidden))
+        reference = _new(Reference)
+        reference.name = name
+        reference.role = role
+        reference.leaf = leaf
+        reference.symbol = symbol
+        reference.scope = scope
+        reference._start = start
+        reference._end = end
         reference.hidden = hidden
         self._trace.references.append(reference)
 
@@ -1110,6 +1203,38 @@ def _statement_handler(kind: type) -> _Handler:
         expression(binder, node, scope, "value")
 
     return as_expression
+
+
+# A statement block's entry for a class: its handler and the role to pass it (None: the
+# handler is a statement's, given ``in_parallel``), or None for a child that is no statement
+# (a newline, the end marker), which ``statements()`` left out.
+_WalkEntry = tuple[_Handler, str | None] | None
+_WALK_ENTRIES: dict[type, _WalkEntry] = {}
+_UNSEEN: Any = object()
+
+
+def _walk_entry(kind: type) -> _WalkEntry:
+    if not issubclass(kind, t.Statement):
+        return None
+    for case, handler in _STATEMENT_CASES:
+        if issubclass(kind, case):
+            return handler, None
+    # Any other statement is an expression (a session, a loop...), in the role of a value.
+    return _expression_handler(kind), "value"
+
+
+def _body(node: Any) -> list[Any]:
+    """The children of a construct's body (``body_statements()`` unfiltered: ``_walk``
+    skips what is not a statement); empty when it has none."""
+    last = node.children[-1]
+    if type(last) is t.Suite:  # where a body is, unless clauses follow it
+        children: list[Any] = last.children
+        return children
+    body = node.body
+    return body.children if body is not None else _NO_CHILDREN
+
+
+_NO_CHILDREN: list[Any] = []
 
 
 def record_names(record: StatementBinding) -> set[str]:

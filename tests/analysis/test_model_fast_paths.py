@@ -1,0 +1,132 @@
+"""The binder's shortcuts give what the tree's accessors give.
+
+The binder (analysis/model.py) reads some nodes directly instead of through their accessors
+(the walk costs most of a check's analysis): a string's interpolations without building its
+parts, positions from the leaf's when a value is one line, a construct's body and a block's
+statements from the children, classes by exact type.  Each property below draws programs
+(well formed, and random text that leaves broken trees) and checks a shortcut against what
+it replaced.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from openprose.analysis.context import NodeIndex
+from openprose.analysis.model import _body, build_model
+from openprose.syntax import parse
+from openprose.syntax import tree as t
+from tests.support.strategies import programs, texts
+
+_SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+# Pieces of a string's body that make interpolations, escapes and near misses.
+_PIECES = st.sampled_from(
+    [
+        "{x}",
+        "{a.b}",
+        "{a-b.c-d}",
+        "{item}",
+        "{1x}",
+        "{x",
+        "}",
+        "{",
+        "{}",
+        "{a b}",
+        "{a.}",
+        "\\{x}",
+        "\\",
+        "\\\\",
+        '\\"',
+        "\n",
+        "\r\n",
+        "\r",
+        "  ",
+        "text",
+        "é",
+        "{é}",
+        "{_x}",
+        "x",
+        ".",
+        "-",
+    ]
+)
+
+
+def _string_programs() -> st.SearchStrategy[str]:
+    body = st.lists(_PIECES, max_size=12).map("".join)
+    quote = st.sampled_from(['"', '"""'])
+    closed = st.booleans()
+
+    def program(parts: tuple[str, str, bool, str]) -> str:
+        text, q, close, where = parts
+        literal = q + text + (q if close else "")
+        if where == "prompt":
+            return f"let x = 1\nsession {literal}\n"
+        return f"let x = 1\nsession: writer\n  prompt: {literal}\n  context: x\n"
+
+    return st.tuples(body, quote, closed, st.sampled_from(["prompt", "property"])).map(program)
+
+
+def _expected(string: t.String) -> list[tuple[str, str, Any, Any]]:
+    role = "placeholder" if string.is_triple else "interpolation"
+    return [
+        (part.name, role, part.start, part.end)
+        for part in string.parts()
+        if part.kind == "interpolation"
+    ]
+
+
+@_SETTINGS
+@given(st.one_of(_string_programs(), programs(), texts))
+def test_interpolation_references_are_the_string_parts(text: str) -> None:
+    module = parse(text)
+    model = build_model(module, NodeIndex(module).nodes)
+    found: dict[int, list[tuple[str, str, Any, Any]]] = {}
+    for reference in model.references:
+        if isinstance(reference.leaf, t.String):
+            found.setdefault(id(reference.leaf), []).append(
+                (reference.name, reference.role, reference.start, reference.end)
+            )
+    strings = {id(leaf): leaf for leaf in t.iter_leaves(module) if isinstance(leaf, t.String)}
+    for key, references in found.items():
+        assert references == _expected(strings[key])
+
+
+@_SETTINGS
+@given(st.one_of(_string_programs(), programs()))
+def test_every_prompt_interpolation_is_a_reference(text: str) -> None:
+    # Sessions' prompts and properties are always walked: none of their interpolations is
+    # missing from the references.
+    module = parse(text)
+    model = build_model(module, NodeIndex(module).nodes)
+    referenced = {id(reference.leaf) for reference in model.references}
+    for session in NodeIndex(module).nodes(t.Session):
+        prompt = session.prompt
+        if prompt is not None and _expected(prompt):
+            assert id(prompt) in referenced
+
+
+@_SETTINGS
+@given(st.one_of(programs(), texts))
+def test_body_children_hold_the_body_statements(text: str) -> None:
+    module = parse(text)
+    for node in t.iter_nodes(module):
+        if isinstance(node, t._HasSuite):
+            statements = [c for c in _body(node) if isinstance(c, t.Statement)]
+            assert statements == node.body_statements()
+
+
+def test_classes_read_by_exact_type_have_no_subclasses() -> None:
+    # The binder tests these with ``type(node) is``: a subclass would be missed.
+    for cls in (
+        t.AgentDefinition,
+        t.UseStatement,
+        t.InputDeclaration,
+        t.Suite,
+        t.String,
+    ):
+        assert cls.__subclasses__() == [], cls
