@@ -6,10 +6,13 @@ import io
 from collections import Counter
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from openprose.cli.render import (
     Style,
     caret_line,
+    cell_width,
     display_line,
     format_concise,
     format_human,
@@ -254,3 +257,45 @@ class TestWantsColour:
     def test_explicit_choice_wins(self) -> None:
         assert wants_colour("always", io.StringIO(), environ={"NO_COLOR": "1"})
         assert not wants_colour("never", _Terminal(), environ={})
+
+
+def plain_caret_line(line: str, start: int, end: int | None) -> str:
+    """``caret_line`` a character at a time, as it was before its pass over ASCII lines."""
+    end = len(line) if end is None else min(end, len(line))
+    before = line[:start]
+    indent = "".join("\t" if ch == "\t" else " " * cell_width(ch) for ch in before)
+    indent += " " * (start - len(before))
+    inside = line[start:end]
+    run = "".join("\t" if ch == "\t" else "~" * cell_width(ch) for ch in inside).rstrip("\t")
+    if inside and cell_width(inside[0]) == 0 and indent.endswith(" "):
+        return indent[:-1] + "^" + run
+    if "~" not in run:
+        return indent + "^"
+    return indent + run.replace("~", "^", 1)
+
+
+# ASCII lines with tabs and control characters, and lines mixing in wide, combining and
+# control characters beyond ASCII.
+LINES = st.text(alphabet=st.characters(max_codepoint=127), max_size=20) | st.text(
+    alphabet="a\t\x1b\x7f\x85\u00e9\u0301\u4e2d\u00ad\u200d", max_size=12
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(LINES, st.integers(0, 24), st.none() | st.integers(0, 30))
+def test_caret_line_is_the_plain_computation(line: str, start: int, end: int | None) -> None:
+    if end is not None:
+        end = max(end, start)
+    assert caret_line(line, start, end) == plain_caret_line(line, start, end)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(max_size=30) | LINES)
+def test_display_line_is_the_plain_computation(line: str) -> None:
+    plain = "".join("\ufffd" if ch != "\t" and _control(ch) else ch for ch in line)
+    assert display_line(line) == plain
+
+
+def _control(ch: str) -> bool:
+    code = ord(ch)
+    return code < 0x20 or 0x7F <= code < 0xA0

@@ -176,7 +176,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         else:
             # The analysis's own lines when there is one: its hints read them too.
             lines = analysis.lines if analysis is not None else source_lines(text)
-            near = NearNames(text, source.fs_path, analysis)
+            near = NearNames(text, source.fs_path, analysis, diagnostics)
             for d in diagnostics:
                 print(format_human(path, d, lines, style, near(d)), file=stdout)
 

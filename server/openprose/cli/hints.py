@@ -10,6 +10,7 @@ completion offers at the start of a statement.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from openprose.diagnostics import Diagnostic
@@ -28,12 +29,20 @@ class NearNames:
     """The near names for the diagnostics of one text; the text is analysed on the first
     question that needs it, not before."""
 
-    def __init__(self, text: str, path: str | None, analysis: Analysis | None = None) -> None:
+    def __init__(
+        self,
+        text: str,
+        path: str | None,
+        analysis: Analysis | None = None,
+        diagnostics: Iterable[Diagnostic] = (),
+    ) -> None:
         self._text = text
         self._path = path
         # The one the diagnostics came from, when the caller kept it: analysing a big file
         # again for its hints took as long as checking it.
         self._analysis = analysis
+        # Those that will be asked about, when known: their references are found together.
+        self._diagnostics = diagnostics
 
     def __call__(self, diagnostic: Diagnostic) -> list[str]:
         code = diagnostic.code
@@ -57,6 +66,12 @@ class NearNames:
             from openprose.ide.analysis import analyze_document
 
             self._analysis = analyze_document(self._text, path=self._path)
+        if self._diagnostics:
+            from openprose.ide.fixes.fixer import expect_references
+
+            starts = (d.start for d in self._diagnostics if d.code in _FIXED_BY_NAME)
+            expect_references(self._analysis, starts)
+            self._diagnostics = ()
         return self._analysis
 
 

@@ -8,6 +8,7 @@ cells, to stand under the right text.
 from __future__ import annotations
 
 import os
+import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -67,7 +68,13 @@ def wants_colour(choice: str, stream: TextIO, environ: Mapping[str, str] = os.en
 def display_line(line: str) -> str:
     """The source line as printed: control characters (a stray ESC could drive the terminal)
     become U+FFFD, one character for one, so carets stay aligned.  Tabs are kept."""
-    return "".join("\ufffd" if _is_control(ch) else ch for ch in line)
+    return _CONTROL.sub("\ufffd", line)
+
+
+# The characters ``_is_control`` is true of, for a pass at C speed (a report of thousands of
+# diagnostics went through their lines a character at a time).
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+_NOT_TAB = re.compile("[^\t]")
 
 
 def _is_control(ch: str) -> bool:
@@ -87,10 +94,15 @@ def caret_line(line: str, start: int, end: int | None) -> str:
     """
     end = len(line) if end is None else min(end, len(line))
     before = line[:start]
-    indent = "".join("\t" if ch == "\t" else " " * cell_width(ch) for ch in before)
-    indent += " " * (start - len(before))  # a column past the end of the line
     inside = line[start:end]
-    run = "".join("\t" if ch == "\t" else "~" * cell_width(ch) for ch in inside).rstrip("\t")
+    if line.isascii():  # every character but a tab takes one cell
+        indent = _NOT_TAB.sub(" ", before)
+        run = _NOT_TAB.sub("~", inside).rstrip("\t")
+    else:
+        indent = "".join("\t" if ch == "\t" else " " * cell_width(ch) for ch in before)
+        run = "".join("\t" if ch == "\t" else "~" * cell_width(ch) for ch in inside)
+        run = run.rstrip("\t")
+    indent += " " * (start - len(before))  # a column past the end of the line
     if inside and cell_width(inside[0]) == 0 and indent.endswith(" "):
         # A combining mark is drawn in the cell of the character it sits on.
         return indent[:-1] + "^" + run

@@ -1,6 +1,7 @@
-"""The measure of every "did you mean": difflib's close matches, found sooner (candidates too
-long or too short for the cutoff sorted out first, and, once three matches are known, those
-whose quick bounds fall below the third skipped). The answer must be difflib's own."""
+"""The measure of every "did you mean": difflib's close matches, found sooner (candidates met
+by decreasing bound on their ratio, and, once three matches are known, those whose bounds
+fall below the third skipped; names asked about often prepared once in a table). The answer
+must be difflib's own."""
 
 from __future__ import annotations
 
@@ -9,7 +10,14 @@ import difflib
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from openprose.ide.fixes.did_you_mean import CUTOFF, MAX_SUGGESTIONS, close_matches
+from openprose.ide.fixes.did_you_mean import (
+    CUTOFF,
+    MAX_SUGGESTIONS,
+    NameTable,
+    Part,
+    close_matches,
+    closest_in,
+)
 
 # Names over a small alphabet, so that many are close to each other (ties included), with
 # characters special in a pattern's class and the separator the counting joins options with.
@@ -38,3 +46,41 @@ def test_among_thousands_of_similar_names_the_closest_come_first() -> None:
     assert found == difflib_answer("bundle_1505", names)
     assert len(found) == 3 and "bundle_1505" not in found  # the word itself is no suggestion
     assert close_matches("Notes_99", names) == difflib_answer("Notes_99", names)
+
+
+# Names of several lengths over a small alphabet, some not ASCII (a group then counts its
+# characters in its own text), each with a key: where it is defined.
+KEYED = st.lists(
+    st.tuples(
+        st.integers(0, 30),
+        st.text(alphabet="abé_1", max_size=5) | st.text(alphabet="ab\n", max_size=4),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    NAMES | st.text(alphabet="abé_1", min_size=1, max_size=5),
+    st.lists(st.tuples(KEYED, st.none() | st.integers(0, 31)), max_size=3),
+)
+def test_names_of_tables_before_a_key_are_difflibs(
+    word: str, tables: list[tuple[list[tuple[int, str]], int | None]]
+) -> None:
+    """A question about the names of several tables (overlapping, a name in one or more)
+    below a key in each: the answer of the plain computation on those names."""
+    parts: list[Part] = []
+    plain: list[str] = []
+    for entries, key in tables:
+        ordered = sorted(entries, key=lambda entry: entry[0])
+        parts += NameTable(ordered).before(key)
+        plain += [name for at, name in ordered if key is None or at < key]
+    assert closest_in(word, parts) == difflib_answer(word, plain)
+
+
+def test_names_too_long_to_count_in_a_byte_are_difflibs() -> None:
+    names = ["a" * 300 + "b", "a" * 299 + "bc", "a" * 301, "a" * 5]
+    table = NameTable((k, name) for k, name in enumerate(names))
+    for word in ("a" * 300, "a" * 298 + "b", "A" * 300):
+        assert closest_in(word, table.before(None)) == difflib_answer(word, names)
+    assert closest_in("a" * 300, table.before(2)) == difflib_answer("a" * 300, names[:2])

@@ -5,17 +5,22 @@ that uses it."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from openprose.checking import check_text
+from openprose.diagnostics import Diagnostic
 from openprose.ide import analyze_document
+from openprose.ide.analysis import Analysis
 from openprose.ide.fixes.fix_all import fix_all
-from openprose.ide.fixes.registry import code_actions
+from openprose.ide.fixes.fixer import expect_references
+from openprose.ide.fixes.registry import code_actions, near_names
 from openprose.ide.types import Range
 from tests.ide.fixes.fixes_support import actions_for, fixed, preferred, titles
+from tests.ide.fixes.test_did_you_mean import difflib_answer
 from tests.support.edits import apply_edits
 
 
@@ -267,3 +272,73 @@ def test_definitions_go_after_a_byte_order_mark() -> None:
         result = fixed(text, "E044", title)
         assert result.startswith("\ufeff") and result.count("\ufeff") == 1
         assert check_text(result) == []
+
+
+# Programs of variables with close names (constants, block parameters and results, loop
+# variables), used before, after and inside the bodies that define them, misspelt.
+_NAMES = st.sampled_from(["ab_1", "ab_2", "ab1", "ab_12", "ba_1", "abc", "AB_1", "ab_", "é_1"])
+_LINE = st.one_of(
+    st.builds('let {} = session "x"'.format, _NAMES),
+    st.builds('const {} = session "x"'.format, _NAMES),
+    st.builds('{} = session "y"'.format, _NAMES),
+    st.builds('session "use {{{}}}"'.format, _NAMES),
+    st.builds('session "z"\n  context: {}'.format, _NAMES),
+    st.builds('for {} in {}:\n  session "{{{}}}"'.format, _NAMES, _NAMES, _NAMES),
+    st.builds(
+        'block blk_{}({}):\n  let {} = session "b"\n  session "{{{}}}"'.format,
+        st.integers(0, 3),
+        _NAMES,
+        _NAMES,
+        _NAMES,
+    ),
+    st.builds('do blk_{}("a")'.format, st.integers(0, 3)),
+)
+
+
+def plain_near_names(analysis: Analysis, diagnostic: Diagnostic) -> list[str]:
+    """The names the "did you mean" of an undefined variable offers, found the plain way:
+    every reference searched, every visible variable's name compared by difflib."""
+    reference = next(
+        (
+            r
+            for r in analysis.model.references
+            if r.start == diagnostic.start and r.end == diagnostic.end
+        ),
+        None,
+    )
+    if reference is None or reference.symbol is not None:
+        return []
+    (line, start), (end_line, end) = reference.start, reference.end
+    if line != end_line or analysis.lines[line - 1].find(reference.name, start, end) < 0:
+        return []
+    in_block = False
+    scope: Any = reference.scope
+    while scope is not None:
+        in_block = in_block or scope.kind == "block"
+        scope = scope.parent
+    names: set[str] = set()
+    scope = reference.scope
+    while scope is not None:
+        for symbol in scope.symbols.values():
+            kind = symbol.kind
+            if not kind.is_variable or (reference.role == "assignment" and kind.is_constant):
+                continue
+            anywhere = symbol.exported or kind.is_scoped
+            if anywhere or (in_block and scope.kind == "program") or symbol.start < reference.start:
+                names.add(symbol.name)
+        scope = scope.parent
+    return difflib_answer(reference.name, list(names))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_LINE, min_size=1, max_size=14), st.booleans())
+def test_near_names_are_the_plain_computations(lines: list[str], expected: bool) -> None:
+    """The variables visible at a use, prepared once per scope by length and position, and
+    the references of the diagnostics asked about found together (as `prose check` does,
+    or not): the names of the plain computation."""
+    analysis = analyze_document("\n".join(lines) + "\n")
+    asked = [d for d in analysis.diagnostics if d.code in (*UNDEFINED, "W034")]
+    if expected:
+        expect_references(analysis, [d.start for d in asked[::2]])
+    for diagnostic in asked:
+        assert near_names(analysis, diagnostic) == plain_near_names(analysis, diagnostic)

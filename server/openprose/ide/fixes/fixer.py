@@ -24,6 +24,8 @@ __all__ = [
     "Fixer",
     "Handler",
     "ancestor",
+    "changes_to",
+    "expect_references",
     "node_text",
     "quickfix",
     "suggestions",
@@ -66,7 +68,13 @@ def suggestions(
 ) -> list[Fix]:
     """A "Change to `x`" for each name close to ``word``: preferred when exactly one is
     close, and then safe too unless not ``sure``."""
-    close = close_matches(word, candidates)
+    return changes_to(code, close_matches(word, candidates), edit, sure)
+
+
+def changes_to(
+    code: str, close: list[str], edit: Callable[[str], TextEdit], sure: bool = True
+) -> list[Fix]:
+    """``suggestions`` for the close names found already."""
     single = len(close) == 1
     return [
         replace(
@@ -169,7 +177,7 @@ class Fixer:
         return TextEdit((line, 0), end, "")
 
     def reference(self, diagnostic: Diagnostic) -> Reference | None:
-        for reference in _references_by_start(self.analysis).get(diagnostic.start, ()):
+        for reference in _references_at(self.analysis, diagnostic.start):
             if reference.end == diagnostic.end:
                 return reference
         return None
@@ -203,7 +211,32 @@ def _references_by_start(analysis: Analysis) -> dict[Position, list[Reference]]:
     return found
 
 
+def expect_references(analysis: Analysis, starts: Iterable[Position]) -> None:
+    """Find the references starting at ``starts`` now, and only those: a command line asks
+    for those of a few diagnostics, and a table of every reference of a big program took
+    longer to make (and more memory) than the questions (a later question about another
+    position makes the whole table)."""
+    wanted = set(starts)
+    found: dict[Position, list[Reference]] = {}
+    for reference in analysis.model.references:
+        start = reference.start
+        if start in wanted:
+            found.setdefault(start, []).append(reference)
+    analysis.__dict__[_EXPECTED] = (wanted, found)
+
+
+def _references_at(analysis: Analysis, start: Position) -> list[Reference]:
+    """The references starting at ``start``, in model order."""
+    expected: tuple[set[Position], dict[Position, list[Reference]]] | None = analysis.__dict__.get(
+        _EXPECTED
+    )
+    if expected is not None and start in expected[0]:
+        return expected[1].get(start, [])
+    return _references_by_start(analysis).get(start, [])
+
+
 _BY_START = "fixer.references_by_start"
+_EXPECTED = "fixer.expected_references"
 
 
 Handler = Callable[[Fixer, Diagnostic, Any], list[Fix]]

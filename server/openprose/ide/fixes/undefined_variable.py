@@ -11,15 +11,15 @@ program): the use is then misplaced or mistyped, not missing.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
 from typing import Any
 
 from openprose.analysis.model import Reference
 from openprose.diagnostics import Diagnostic
 from openprose.format import TextEdit
 from openprose.ide.analysis import Analysis
+from openprose.ide.fixes.did_you_mean import NameTable, Part, closest_in
 from openprose.ide.fixes.edits import text_edit
-from openprose.ide.fixes.fixer import Fix, Fixer, quickfix, suggestions
+from openprose.ide.fixes.fixer import Fix, Fixer, changes_to, quickfix
 from openprose.syntax import tree as t
 from openprose.syntax.vocabulary import RESERVED_WORDS
 
@@ -54,63 +54,69 @@ def _did_you_mean_variable(fixer: Fixer, diagnostic: Diagnostic, reference: Refe
         return []
     at = (start[0], column)
     until = (start[0], column + len(name))
-    candidates = _visible(fixer.analysis, reference)
-    if reference.role == "assignment":
-        candidates = [s for s in candidates if not s.kind.is_constant]
-    names = {s.name for s in candidates}
+    close = closest_in(name, _visible(fixer.analysis, reference))
     # A `{placeholder}` in a multi-line prompt may well be meant as text: never automatic.
     sure = diagnostic.code != "W034"
-    return suggestions(
-        diagnostic.code, name, names, lambda other: text_edit(at, until, other), sure
-    )
+    return changes_to(diagnostic.code, close, lambda other: text_edit(at, until, other), sure)
 
 
-def _visible(analysis: Analysis, reference: Reference) -> list[Any]:
-    """The variables the binder could have found where ``reference`` stands."""
+def _visible(analysis: Analysis, reference: Reference) -> list[Part]:
+    """The names of the variables the binder could have found where ``reference`` stands
+    (only those it may assign to, for an assignment)."""
     in_block = False
     scope: Any = reference.scope
     while scope is not None:
         in_block = in_block or scope.kind == "block"
         scope = scope.parent
-    found: list[Any] = []
-    before = reference.start
+    assigning = reference.role == "assignment"
+    found: list[Part] = []
+    before = _key(reference.start)
     scope = reference.scope
     while scope is not None:
-        anywhere, placed, starts = _variables_of(analysis, scope)
-        found += anywhere
-        if in_block and scope.kind == "program":
-            found += placed
-        else:
-            found += placed[: bisect_left(starts, before)]
+        everywhere = in_block and scope.kind == "program"
+        for (placed, constant), table in _variables_of(analysis, scope).items():
+            if not (assigning and constant):
+                found += table.before(before if placed and not everywhere else None)
         scope = scope.parent
     return found
 
 
-def _variables_of(analysis: Analysis, scope: Any) -> tuple[list[Any], list[Any], list[Any]]:
-    """A scope's variables seen from anywhere in it (a block's results, those a construct
-    binds for its body), then the others by position, with their positions; found once per
-    analysis and scope (every "did you mean" of `prose check` asks: on a big program each
-    went through thousands of variables)."""
-    known: dict[int, tuple[list[Any], list[Any], list[Any]]] = analysis.__dict__.setdefault(
+def _variables_of(analysis: Analysis, scope: Any) -> dict[tuple[bool, bool], NameTable]:
+    """A scope's variables by (whether they are seen only after where they are defined,
+    whether they are constant): those seen from anywhere in it are a block's results and
+    those a construct binds for its body.  Made once per analysis and scope (every "did you
+    mean" of `prose check` asks: on a big program each went through thousands of
+    variables)."""
+    known: dict[int, dict[tuple[bool, bool], NameTable]] = analysis.__dict__.setdefault(
         _VARIABLES, {}
     )
     found = known.get(id(scope))
     if found is None:
-        anywhere = []
-        placed = []
+        entries: dict[tuple[bool, bool], list[tuple[int, str]]] = {}
+        kinds: dict[Any, tuple[bool, bool, bool]] = {}  # asked once per kind, not per name
         for symbol in scope.symbols.values():
-            if not symbol.kind.is_variable:
+            kind = symbol.kind
+            known_kind = kinds.get(kind)
+            if known_kind is None:
+                known_kind = kinds[kind] = (kind.is_variable, kind.is_scoped, kind.is_constant)
+            variable, scoped, constant = known_kind
+            if not variable:
                 continue
-            if symbol.exported or symbol.kind.is_scoped:
-                anywhere.append(symbol)
-            else:
-                placed.append((symbol.start, symbol))
-        placed.sort(key=_first)
-        found = known[id(scope)] = (anywhere, [s for _, s in placed], [p for p, _ in placed])
+            placed = not (symbol.exported or scoped)
+            key = _key(symbol.start) if placed else 0
+            entries.setdefault((placed, constant), []).append((key, symbol.name))
+        found = known[id(scope)] = {
+            kind: NameTable(sorted(named, key=_first)) for kind, named in entries.items()
+        }
     return found
 
 
-def _first(pair: tuple[Any, Any]) -> Any:
+def _key(position: tuple[int, int]) -> int:
+    """A position as one number, ordered as positions are (columns are below 2**32)."""
+    return (position[0] << 32) + position[1]
+
+
+def _first(pair: tuple[int, str]) -> int:
     return pair[0]
 
 
