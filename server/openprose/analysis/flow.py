@@ -50,6 +50,8 @@ def runs(ctx: Context, kinds: tuple[type, ...], agents: Collection[str] | None =
     calls: dict[int, int] = {}
     # A block's statements' events, walked once however many times the block is inlined.
     bodies: dict[int, list[tuple[bool, Any]]] = {}
+    # Every root's events at once from the index, when it is one walk of the module.
+    indexed = _indexed_events(ctx, kinds)
 
     def play(
         events: list[tuple[bool, Any]], instance: int, outer: Chain, active: tuple[int, ...]
@@ -59,7 +61,8 @@ def runs(ctx: Context, kinds: tuple[type, ...], agents: Collection[str] | None =
             if count >= MAX_RUNS:
                 return
             if is_run:
-                if agents is None or (node.agent is not None and node.agent.value in agents):
+                # (`node.agent` is looked for among the node's children: asked once.)
+                if agents is None or ((agent := node.agent) is not None and agent.value in agents):
                     found.append(
                         Run(node, count, (instance, id(node)), _chain(node, instance, outer))
                     )
@@ -81,7 +84,7 @@ def runs(ctx: Context, kinds: tuple[type, ...], agents: Collection[str] | None =
             for statement in block.body_statements():
                 # The instance as it is now: a statement before may have inlined a block.
                 play(
-                    _body_events(ctx, block, statement, kinds, bodies),
+                    _body_events(ctx, block, statement, kinds, bodies, indexed),
                     instances[0],
                     call,
                     (*active, id(block)),
@@ -96,7 +99,7 @@ def runs(ctx: Context, kinds: tuple[type, ...], agents: Collection[str] | None =
             if count >= MAX_RUNS:
                 # Nothing after the bound is played: the rest of the program is not even walked.
                 return found
-            events, summary = _memo_events(ctx, group, kinds)
+            events, summary = _memo_events(ctx, group, kinds, indexed)
             if agents is not None and not summary.inlines:
                 # Nothing here runs a block: its runs are the same whatever comes before them
                 # but their order (their chains stop at the module), so they are kept.
@@ -118,7 +121,7 @@ def runs(ctx: Context, kinds: tuple[type, ...], agents: Collection[str] | None =
                 outer.insert(0, ((0, id(block)), block))
                 for statement in block.body_statements():
                     play(
-                        _body_events(ctx, block, statement, kinds, bodies),
+                        _body_events(ctx, block, statement, kinds, bodies, indexed),
                         instances[0],
                         outer,
                         (id(block),),
@@ -165,8 +168,10 @@ _CHUNK = 64
 
 
 def _memo_events(
-    ctx: Context, group: list[Any], kinds: tuple[type, ...]
+    ctx: Context, group: list[Any], kinds: tuple[type, ...], indexed: _Indexed | None
 ) -> tuple[list[tuple[bool, Any]], _Summary]:
+    if indexed is not None:
+        return _group_events(group, kinds, indexed)  # one walk of the module: no memo
     return ctx.index.item_memo(group[0], ("flow", kinds), lambda: _group_events(group, kinds))
 
 
@@ -186,7 +191,7 @@ def _wanted(
         return [
             (k, node, _chain(node, 0, []))
             for k, node in enumerate(runs)
-            if node.agent is not None and node.agent.value in wanted
+            if (agent := node.agent) is not None and agent.value in wanted
         ]
 
     return ctx.index.item_memo(group[0], ("flow.wanted", kinds, wanted), compute)
@@ -200,14 +205,17 @@ class _Summary:
 
 
 def _group_events(
-    group: list[Any], kinds: tuple[type, ...]
+    group: list[Any], kinds: tuple[type, ...], indexed: _Indexed | None = None
 ) -> tuple[list[tuple[bool, Any]], _Summary]:
     """The events of consecutive top-level items, and what they hold."""
-    events = [e for node in group if hasattr(node, "children") for e in _events(node, kinds)]
+    if indexed is not None:
+        events = [e for node in group for e in indexed.get(id(node), ())]
+    else:
+        events = [e for node in group if hasattr(node, "children") for e in _events(node, kinds)]
     names = frozenset(
-        node.agent.value
+        agent.value
         for is_run, node in events
-        if is_run and getattr(node, "agent", None) is not None
+        if is_run and (agent := getattr(node, "agent", None)) is not None
     )
     runs = sum(1 for is_run, _ in events if is_run)
     return events, _Summary(runs, runs < len(events), names)
@@ -219,7 +227,10 @@ def _body_events(
     statement: Any,
     kinds: tuple[type, ...],
     bodies: dict[int, list[tuple[bool, Any]]],
+    indexed: _Indexed | None,
 ) -> list[tuple[bool, Any]]:
+    if indexed is not None:
+        return indexed.get(id(statement), [])
     found = bodies.get(id(statement))
     if found is None:
         found = bodies[id(statement)] = ctx.index.item_memo(
@@ -265,6 +276,103 @@ def _events(root: Any, kinds: tuple[type, ...]) -> list[tuple[bool, Any]]:
                 push(child)
     return events
 
+
+# The events of each root (a top-level item, a statement of a block's body) by its id.
+_Indexed = dict[int, list[tuple[bool, Any]]]
+
+
+def _indexed_events(ctx: Context, kinds: tuple[type, ...]) -> _Indexed | None:
+    """What ``_events`` meets running each top-level item and each statement of a block's
+    body, by the root's id (a root met nowhere meets nothing), found from the index: each
+    session, resume and invocation climbs to the root it runs in, instead of a walk of every
+    node (they are few of a program's nodes).  None when the index is not one walk of a
+    module, or ``kinds`` are not among the classes this knows the walk's order of."""
+    index = ctx.index
+    if (
+        type(index) is not NodeIndex
+        or type(index.module) is not t.Module
+        or not _INDEXED_KINDS.issuperset(kinds)
+    ):
+        return None
+    found = index.by_class()
+    nodes = [node for kind in kinds for node in found.get(kind, ())]
+    nodes += [node for node in found.get(t.DoInvocation, ()) if node.name is not None]
+    placed: dict[int, list[tuple[Any, list[Any]]]] = {}
+    bodies: dict[int, Any] = {}
+    module = t.Module
+    skipped = _SKIPPED
+    statements = _STATEMENTS
+    for node in nodes:
+        above: list[Any] = []  # its ancestors below the module or the nearest block
+        holder = node.parent
+        while holder is not None:
+            kind = type(holder)
+            if kind is module:
+                break
+            skip = skipped.get(kind)
+            if skip is None:
+                skip = skipped[kind] = issubclass(kind, t.ErrorNode | t.BlockDefinition)
+            if skip:
+                break
+            above.append(holder)
+            holder = holder.parent
+        if type(holder) is module:
+            root = above[-1] if above else node  # the top-level item
+        elif isinstance(holder, t.BlockDefinition) and len(above) > 0:
+            # In a statement of the block's body (the walk of the block's item skips it).
+            body = bodies.get(id(holder), _UNSET)
+            if body is _UNSET:
+                body = bodies[id(holder)] = holder.body
+            root = above[-2] if len(above) > 1 else node
+            if above[-1] is not body:
+                continue  # in the block's header: no statement runs it
+            statement = statements.get(type(root))
+            if statement is None:
+                # `isinstance` of the union tries each of its thirty classes: told once.
+                statement = statements[type(root)] = isinstance(root, t.Statement)
+            if not statement:
+                continue
+        else:
+            continue  # in nothing that runs (an error node, or no module)
+        entries = placed.get(id(root))
+        if entries is None:
+            entries = placed[id(root)] = []
+        entries.append((node, above))
+    indexed: _Indexed = {}
+    invocation = t.DoInvocation
+    for key, entries in placed.items():
+        if len(entries) > 1:
+            # In the walk's order: by position, and an ancestor (nearer the root) before the
+            # nodes it holds that start where it does.
+            entries.sort(key=_walk_order)
+        events: list[tuple[bool, Any]] = []
+        pending: list[Any] = []  # invocations whose arguments are being met
+        for node, above in entries:
+            if pending:
+                holding = {id(a) for a in above}
+                while pending and id(pending[-1]) not in holding:
+                    events.append((False, pending.pop()))  # after its arguments
+            if type(node) is invocation:
+                pending.append(node)
+            else:
+                events.append((True, node))
+        while pending:
+            events.append((False, pending.pop()))
+        indexed[key] = events
+    return indexed
+
+
+def _walk_order(entry: tuple[Any, list[Any]]) -> tuple[tuple[int, int], int]:
+    return entry[0].start_pos, len(entry[1])
+
+
+# Classes of runs whose nodes are never one another's ancestors starting at the same place,
+# nor empty (each starts with its keyword), so that their order by position (and depth) is
+# the walk's.
+_INDEXED_KINDS = frozenset((t.Session, t.Resume))
+_SKIPPED: dict[type, bool] = {}
+_STATEMENTS: dict[type, bool] = {}
+_UNSET = object()
 
 _SKIP, _RUNS, _INVOCATION = 1, 2, 4
 _FLAGS: dict[tuple[type, ...], dict[type, int]] = {}
