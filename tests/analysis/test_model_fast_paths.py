@@ -16,7 +16,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from openprose.analysis.context import NodeIndex
-from openprose.analysis.model import _body, build_model
+from openprose.analysis.model import (
+    _UNSEEN,
+    _after_equals,
+    _body,
+    _is_value,
+    _property_value,
+    _session_parts,
+    build_model,
+)
 from openprose.syntax import parse
 from openprose.syntax import tree as t
 from tests.support.strategies import programs, texts
@@ -120,6 +128,39 @@ def test_body_children_hold_the_body_statements(text: str) -> None:
             assert statements == node.body_statements()
 
 
+@_SETTINGS
+@given(st.one_of(programs(), texts))
+def test_nodes_read_from_their_children_as_the_accessors_read_them(text: str) -> None:
+    module = parse(text)
+    for node in t.iter_nodes(module):
+        children = node.children
+        if isinstance(node, t.Session):
+            agent, block = _session_parts(children)
+            assert agent is node.agent
+            assert block is node.property_block
+        elif isinstance(node, t.Property):
+            assert _property_value(node) is node.value
+        elif isinstance(node, t.LetBinding | t.Assignment):
+            value = _after_equals(children, 2 if isinstance(node, t.LetBinding) else 1)
+            assert value is _UNSEEN or value is node.value
+        elif isinstance(node, t.Arguments):
+            items = [c for c in children if type(c) is t.KeywordArgument or _is_value(type(c))]
+            assert items == node.items()
+        elif isinstance(node, t.ArrayLiteral):
+            assert [c for c in children if _is_value(type(c))] == node.elements()
+        elif isinstance(node, t.ObjectLiteral):
+            entries = [c for c in children if type(c) is t.ObjectEntry or _is_value(type(c))]
+            assert entries == node.entries()
+
+
+def test_the_shortcuts_read_the_usual_shapes() -> None:
+    # The shortcuts are taken (not only their fallbacks) for the common statements.
+    module = parse('let x = session: writer\n  context: x\ny = "a"\n')
+    let, assignment = module.statements()
+    assert _after_equals(let.children, 2) is let.value is not None
+    assert _after_equals(assignment.children, 1) is assignment.value is not None
+
+
 def test_classes_read_by_exact_type_have_no_subclasses() -> None:
     # The binder tests these with ``type(node) is``: a subclass would be missed.
     for cls in (
@@ -128,5 +169,12 @@ def test_classes_read_by_exact_type_have_no_subclasses() -> None:
         t.InputDeclaration,
         t.Suite,
         t.String,
+        t.Name,
+        t.Operator,
+        t.Property,
+        t.PropertyBlock,
+        t.KeywordArgument,
+        t.ObjectEntry,
+        t.ConstBinding,
     ):
         assert cls.__subclasses__() == [], cls

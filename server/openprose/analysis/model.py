@@ -21,6 +21,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
+from parso.tree import ErrorNode as _ParsoErrorNode
+
 from openprose.syntax import tree as t
 
 # Bare words that are values, not variable references.
@@ -531,15 +533,15 @@ class Binder:
     def _declare_nested(self, record: StatementBinding, nodes: Callable[[type], list[Any]]) -> None:
         # Block definitions anywhere (nested ones are reported, and hoisted too).
         for block in nodes(t.BlockDefinition):
-            if block.name:
-                record.blocks.append((block.name, block))
+            name = block.name
+            if name:
+                record.blocks.append((name, block))
         # A block's outputs and named parallel results are its results, visible to the
         # program once it has run (`do research()` then `{docs}`).
         for node in nodes(t.OutputBinding):
-            if node.name is not None and _in_block_definition(node):
-                record.exported.append(
-                    Symbol(node.name.value, Kind.OUTPUT, node.name, node, exported=True)
-                )
+            leaf = node.name
+            if leaf is not None and _in_block_definition(node):
+                record.exported.append(Symbol(leaf.value, Kind.OUTPUT, leaf, node, exported=True))
         for node in nodes(t.Assignment):
             target = node.target
             if (
@@ -805,15 +807,25 @@ class Binder:
         handler(self, node, scope, in_parallel)
 
     def _let(self, node: t.LetBinding, scope: Scope, in_parallel: bool) -> None:
-        self._expression(node.value, scope)
-        kind = Kind.CONST if isinstance(node, t.ConstBinding) else Kind.LET
+        children = node.children
+        # ``let name = value``: the value and target read where the parser puts them
+        # (``_after_equals``); any other shape through the accessors.
+        value = _after_equals(children, 2)
+        self._expression(node.value if value is _UNSEEN else value, scope)
+        kind = Kind.CONST if type(node) is t.ConstBinding else Kind.LET
+        target = children[1] if len(children) > 1 else None
+        if type(target) is t.Name:
+            self.define(scope, Symbol(target.value, kind, target, node))
+            return
         for name in node.target_names():
             self.define(scope, Symbol(name.value, kind, name, node))
 
     def _assignment(self, node: t.Assignment, scope: Scope, in_parallel: bool) -> None:
-        self._expression(node.value, scope)
-        target = node.target
-        if target is None:
+        children = node.children
+        value = _after_equals(children, 1)
+        self._expression(node.value if value is _UNSEEN else value, scope)
+        target = children[0]
+        if type(target) is not t.Name:
             return
         if in_parallel:
             if _inside_block(scope):
@@ -827,8 +839,9 @@ class Binder:
 
     def _output(self, node: t.OutputBinding, scope: Scope, in_parallel: bool) -> None:
         self._expression(node.value, scope)
-        if node.name is not None and not _inside_block(scope):
-            symbol = Symbol(node.name.value, Kind.OUTPUT, node.name, node)
+        leaf = node.name
+        if leaf is not None and not _inside_block(scope):
+            symbol = Symbol(leaf.value, Kind.OUTPUT, leaf, node)
             self._trace.outputs.append(symbol)
             self.define(scope, symbol)
 
@@ -918,10 +931,19 @@ class Binder:
         self._interpolations(node, scope)
 
     def _session(self, node: t.Session, scope: Scope, role: str) -> None:
-        self._session_like(node, scope, node.agent)
+        # ``node.agent``, ``node.prompt`` and ``node.properties()`` read from the children in
+        # one pass (sessions are most statements).
+        children = node.children
+        agent, block = _session_parts(children)
+        if agent is not None:
+            self._trace.agent_references.append((agent, node))
+        if block is not None:
+            for prop in block.children:
+                if type(prop) is t.Property:
+                    self._property(prop, scope)
         # Most prompts have no braces: left without a call.
-        prompt = node.prompt
-        if prompt is not None and "{" in prompt.value:
+        prompt = children[1] if len(children) > 1 else None
+        if type(prompt) is t.String and "{" in prompt.value:
             self._interpolations(prompt, scope)
 
     def _resume(self, node: t.Resume, scope: Scope, role: str) -> None:
@@ -932,9 +954,13 @@ class Binder:
 
     def _do_invocation(self, node: t.DoInvocation, scope: Scope, role: str) -> None:
         self._trace.block_references.append(node)
-        if node.arguments is not None:
-            for item in node.arguments.items():
-                self._expression(item, scope)
+        arguments = node.arguments
+        if arguments is not None:
+            # ``arguments.items()``: the keyword arguments and the values.
+            for item in arguments.children:
+                kind = type(item)
+                if kind is t.KeywordArgument or _is_value(kind):
+                    self._expression(item, scope)
 
     def _parallel(self, node: t.Parallel, scope: Scope, role: str) -> None:
         if node.modifiers is not None:
@@ -966,10 +992,14 @@ class Binder:
 
     def _program_call(self, node: t.ProgramCall, scope: Scope, role: str) -> None:
         self._trace.program_calls.append(node)
-        if node.arguments is not None:
-            for item in node.arguments.items():
-                value = item.value if isinstance(item, t.KeywordArgument) else item
-                self._expression(value, scope)
+        arguments = node.arguments
+        if arguments is not None:
+            for item in arguments.children:  # ``arguments.items()``, as above
+                kind = type(item)
+                if kind is t.KeywordArgument:
+                    self._expression(item.value, scope)
+                elif _is_value(kind):
+                    self._expression(item, scope)
 
     def _attribute(self, node: t.Attribute, scope: Scope, role: str) -> None:
         self._expression(node.base, scope, role)
@@ -981,13 +1011,17 @@ class Binder:
                 self._expression(child, scope)
 
     def _array(self, node: t.ArrayLiteral, scope: Scope, role: str) -> None:
-        for element in node.elements():
-            self._expression(element, scope, role)
+        for element in node.children:  # ``node.elements()``
+            if _is_value(type(element)):
+                self._expression(element, scope, role)
 
     def _object(self, node: t.ObjectLiteral, scope: Scope, role: str) -> None:
-        for entry in node.entries():
-            value = entry.value if isinstance(entry, t.ObjectEntry) else entry
-            self._expression(value, scope, role)
+        for entry in node.children:  # ``node.entries()``
+            kind = type(entry)
+            if kind is t.ObjectEntry:
+                self._expression(entry.value, scope, role)
+            elif _is_value(kind):
+                self._expression(entry, scope, role)
 
     def _operands(self, node: Any, scope: Scope, role: str) -> None:
         for child in node.children:
@@ -1007,13 +1041,20 @@ class Binder:
     def _session_like(self, node: Any, scope: Scope, agent: Any) -> None:
         if agent is not None:
             self._trace.agent_references.append((agent, node))
-        for prop in node.properties():
-            self._property(prop, scope)
+        self._properties(node, scope)
+
+    def _properties(self, node: Any, scope: Scope) -> None:
+        """``node.properties()``, each bound."""
+        block = node.property_block
+        if block is not None:
+            for prop in block.children:
+                if type(prop) is t.Property:
+                    self._property(prop, scope)
 
     def _property(self, prop: t.Property, scope: Scope) -> None:
         """``context:`` names variables; other values are words (``model: opus``,
         ``bash: allow``), so only their strings' interpolations are references."""
-        value = prop.value
+        value = _property_value(prop)
         if prop.name == "context":
             if value is not None:
                 self._expression(value, scope, "context")
@@ -1025,7 +1066,7 @@ class Binder:
             if prop.block is not None:
                 for inner in prop.block.properties():
                     self._property(inner, scope)
-        elif isinstance(value, t.String):
+        elif type(value) is t.String:
             if "{" in value.value:  # most values are one leaf without braces: no walk
                 self._interpolations(value, scope)
         elif hasattr(value, "children"):
@@ -1221,6 +1262,67 @@ def _walk_entry(kind: type) -> _WalkEntry:
             return handler, None
     # Any other statement is an expression (a session, a loop...), in the role of a value.
     return _expression_handler(kind), "value"
+
+
+def _is_value(kind: type) -> bool:
+    """Whether a node of class ``kind`` is a value (an ``Expression``, not junk), as the
+    accessors test it."""
+    known = _VALUE_CLASSES.get(kind)
+    if known is None:
+        known = _VALUE_CLASSES[kind] = issubclass(kind, t.Expression) and not issubclass(
+            kind, _ParsoErrorNode
+        )
+    return known
+
+
+_VALUE_CLASSES: dict[type, bool] = {}
+
+
+def _session_parts(children: list[Any]) -> tuple[Any, Any]:
+    """A session's ``agent`` and ``property_block``, read in one pass over its children."""
+    agent = block = None
+    operator = False
+    for i, child in enumerate(children):
+        kind = type(child)
+        if kind is t.Operator:
+            if not operator:  # the first operator: the agent follows a `:`
+                operator = True
+                if child.value == ":" and i + 1 < len(children):
+                    following = children[i + 1]
+                    if type(following) is t.Name:
+                        agent = following
+        elif kind is t.PropertyBlock and block is None:
+            block = child
+    return agent, block
+
+
+def _property_value(prop: t.Property) -> Any:
+    """``prop.value``, read where the parser puts it (third, after the name and the `:`)."""
+    children = prop.children
+    if (
+        len(children) > 2
+        and type(children[1]) is t.Operator
+        and type(children[0]) is not t.Operator
+    ):
+        value = children[2]
+        return value if _is_value(type(value)) else None
+    return prop.value
+
+
+def _after_equals(children: list[Any], at: int) -> Any:
+    """``_value_after_equals`` when the ``=`` is the child at ``at`` and no child before it
+    is an operator (``let x = ...``, ``x = ...``): the value or None; ``_UNSEEN`` for any
+    other shape, which the accessor reads."""
+    if len(children) <= at:
+        return _UNSEEN
+    equals = children[at]
+    if type(equals) is not t.Operator or equals.value != "=":
+        return _UNSEEN
+    for child in children[:at]:
+        if type(child) is t.Operator:
+            return _UNSEEN
+    value = children[at + 1] if at + 1 < len(children) else None
+    return value if value is not None and _is_value(type(value)) else None
 
 
 def _body(node: Any) -> list[Any]:
