@@ -17,7 +17,7 @@ from __future__ import annotations
 import enum
 import re
 from bisect import bisect_left
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -474,12 +474,12 @@ class Binder:
         children = module.children
         self._declare_top_level(record, children)
         self._declare_nested(record, self.nodes)
-        binding = UnitBinding([record])
-        self._collect([binding])
+        # The record is collected as the one unit's (nothing keeps it).
+        self._collect([record])
         # Nothing reads the traces of a binding with no records: one trace writes straight
         # into the model's lists (what ``_finish`` did after each, in the same order).
         model = self.model
-        made = self._made[id(binding)]
+        made = self._made[id(record)]
         deferred = self._deferred_blocks
         self._trace = Trace(
             [],
@@ -497,7 +497,7 @@ class Binder:
         for block in deferred:
             self._bind_block(block)
         made.sort(key=_start)
-        model.definitions.extend(made)
+        model.definitions = made
         return model
 
     # ------------------------------------------------------------ declarations
@@ -554,7 +554,7 @@ class Binder:
                     Symbol(target.value, Kind.BRANCH, target, node, exported=True)
                 )
 
-    def _collect(self, bindings: list[UnitBinding]) -> None:
+    def _collect(self, bindings: Sequence[UnitBinding | StatementBinding]) -> None:
         """Agents, blocks (hoisted, anywhere), programs and inputs, before the walk."""
         model = self.model
         for binding in bindings:
@@ -729,16 +729,19 @@ class Binder:
     def define(self, scope: Scope, symbol: Symbol) -> None:
         # A catch block scopes only its error variable: a `let` in it is visible after it,
         # like one in a `try` or `if` body.
-        while scope.kind == "catch" and not symbol.kind.is_scoped and scope.parent is not None:
+        # (``Kind.is_scoped`` and ``is_variable`` read without their properties.)
+        while scope.kind == "catch" and symbol.kind not in _SCOPED and scope.parent is not None:
             scope = scope.parent
         if self._reuse:
             symbol = self._taken_over(symbol)
+        name = symbol.name
         if scope is self.model.program_scope:
-            self._trace.ops.append(("def", symbol.name, symbol))
+            self._trace.ops.append(("def", name, symbol))
         symbol.scope = scope
-        if symbol.name not in scope.symbols:
-            scope.symbols[symbol.name] = symbol
-        if symbol.kind.is_variable:
+        symbols = scope.symbols
+        if name not in symbols:
+            symbols[name] = symbol
+        if symbol.kind not in _NOT_VARIABLES:
             self._trace.definitions.append(symbol)
 
     def _taken_over(self, symbol: Symbol) -> Symbol:
@@ -760,7 +763,7 @@ class Binder:
 
     def _leave(self, scope: Scope) -> None:
         for name, symbol in scope.symbols.items():
-            if not symbol.kind.is_scoped:
+            if symbol.kind not in _SCOPED:
                 # Traced even when the name is hidden already: a replay must be able to
                 # hide it when what hid it first is gone.
                 self._hidden.setdefault(name, symbol)
@@ -1111,13 +1114,16 @@ class Binder:
         quote = 3 if triple else 1
         end = len(value) - quote if string.is_terminated else len(value)
         column = string.column
-        # The index of the last character of each line end (as ``offset_position`` finds
-        # them): an interpolation, ``{`` to ``}``, holds none, so it ends on its first line.
-        ends = (
-            [m.end() - 1 for m in _LINE_END.finditer(value)]
-            if ("\n" in value or "\r" in value)
-            else _NO_ENDS
-        )
+        if "\r" in value:
+            # The index of the last character of each line end (as ``offset_position``
+            # finds them, CRLF and lone CR included).
+            ends = [m.end() - 1 for m in _LINE_END.finditer(value)]
+        elif "\n" in value:
+            self._interpolations_by_line(string, scope, role, quote, end)
+            return
+        else:
+            ends = _NO_ENDS
+        # An interpolation, ``{`` to ``}``, holds no line end: it ends on its first line.
         for match in _INTERPOLATION.finditer(value, quote, end):
             name = match.group(1)
             if name is None:
@@ -1126,6 +1132,33 @@ class Binder:
             lines = bisect_left(ends, start)
             if lines:
                 first = start - ends[lines - 1] - 1
+                position, after = (lines, first), (lines, first + stop - start)
+            else:
+                position, after = (0, column + start), (0, column + stop)
+            self._add_reference(name, role, string, scope, position, after)
+
+    def _interpolations_by_line(
+        self, string: t.String, scope: Scope, role: str, quote: int, end: int
+    ) -> None:
+        """``_interpolations`` of a value whose line ends are all LF: the lines and the
+        last line start before each interpolation, counted from the previous one."""
+        value = string.value
+        column = string.column
+        lines = 0
+        line_start = -1  # the index of the LF before the current line (-1: the first line)
+        counted = 0
+        for match in _INTERPOLATION.finditer(value, quote, end):
+            name = match.group(1)
+            if name is None:
+                continue
+            start, stop = match.span()
+            lf = value.rfind("\n", counted, start)
+            if lf >= 0:
+                lines += value.count("\n", counted, start)
+                line_start = lf
+            counted = start
+            if lines:
+                first = start - line_start - 1
                 position, after = (lines, first), (lines, first + stop - start)
             else:
                 position, after = (0, column + start), (0, column + stop)
@@ -1425,7 +1458,8 @@ def _joined(traces: list[Trace]) -> Trace:
 
 
 def _start(symbol: Symbol) -> tuple[int, int]:
-    return symbol.start
+    position: tuple[int, int] = symbol.leaf.start_pos  # ``symbol.start``
+    return position
 
 
 def _inside_block(scope: Scope) -> bool:
