@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, TextIO
 from openprose.cli import fix
 from openprose.cli.github import format_github
 from openprose.cli.hints import NearNames
+from openprose.cli.lines import text_lines
 from openprose.cli.render import (
     Style,
     format_concise,
     format_human,
     format_summary,
-    source_lines,
     to_json,
     wants_colour,
 )
@@ -174,8 +174,11 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         elif sarif is not None:
             sarif.add(path, source.fs_path, diagnostics)
         else:
-            # The analysis's own lines when there is one: its hints read them too.
-            lines = analysis.lines if analysis is not None else source_lines(text)
+            lines = text_lines(text)
+            if analysis is not None:
+                # Its hints read the same lines: a big program was split into all of its
+                # lines for the few that have diagnostics (``lines`` is a cached property).
+                analysis.__dict__["lines"] = lines
             near = NearNames(text, source.fs_path, analysis, diagnostics)
             for d in diagnostics:
                 print(format_human(path, d, lines, style, near(d)), file=stdout)
