@@ -21,6 +21,8 @@ from openprose.analysis.model import (
     _after_equals,
     _body,
     _is_value,
+    _keyword_name,
+    _output_name,
     _property_value,
     _session_parts,
     build_model,
@@ -140,6 +142,13 @@ def test_nodes_read_from_their_children_as_the_accessors_read_them(text: str) ->
             assert block is node.property_block
         elif isinstance(node, t.Property):
             assert _property_value(node) is node.value
+        elif isinstance(node, t.AgentDefinition | t.BlockDefinition):
+            word = "agent" if isinstance(node, t.AgentDefinition) else "block"
+            assert _keyword_name(node, word) is node.name_leaf
+        elif isinstance(node, t.InputDeclaration):
+            assert _keyword_name(node, "input") is node.name
+        elif isinstance(node, t.OutputBinding):
+            assert _output_name(children) is node.name
         elif isinstance(node, t.LetBinding | t.Assignment):
             value = _after_equals(children, 2 if isinstance(node, t.LetBinding) else 1)
             assert value is _UNSEEN or value is node.value
@@ -176,5 +185,6 @@ def test_classes_read_by_exact_type_have_no_subclasses() -> None:
         t.KeywordArgument,
         t.ObjectEntry,
         t.ConstBinding,
+        t.Keyword,
     ):
         assert cls.__subclasses__() == [], cls

@@ -15,6 +15,7 @@ have function-like scope), so neither is visible after its body.
 from __future__ import annotations
 
 import enum
+import operator
 import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
@@ -373,7 +374,8 @@ class Binder:
         # to explain "undefined" references after that body.
         self._hidden: dict[str, Symbol] = {}
         self._inputs_by_node: dict[int, list[Symbol]] | None = None
-        self._trace = Trace()
+        # The trace being made: set before each walk (none is read before one).
+        self._trace: Trace
         # The names whose definitions or hidden locals in the program scope may differ from
         # the last binding's, so far: an unchanged unit that looks up none of them finds
         # what it found, without checking its lookups one by one.
@@ -496,7 +498,7 @@ class Binder:
         # Blocks deferred while binding a body are appended, and bound in turn.
         for block in deferred:
             self._bind_block(block)
-        made.sort(key=_start)
+        made.sort(key=_LEAF_START)
         model.definitions = made
         return model
 
@@ -518,7 +520,8 @@ class Binder:
         for statement in statements:
             kind = type(statement)
             if kind is t.AgentDefinition:
-                name = statement.name
+                leaf = _keyword_name(statement, "agent")
+                name = leaf.value if leaf is not None else None
                 if name:
                     record.agents.append((name, statement))
             elif kind is t.UseStatement:
@@ -526,20 +529,21 @@ class Binder:
                 if alias:
                     record.programs.append((alias, statement))
             elif kind is t.InputDeclaration:
-                leaf = statement.name
+                leaf = _keyword_name(statement, "input")
                 if leaf is not None:
                     record.inputs.append(Symbol(leaf.value, Kind.INPUT, leaf, statement))
 
     def _declare_nested(self, record: StatementBinding, nodes: Callable[[type], list[Any]]) -> None:
         # Block definitions anywhere (nested ones are reported, and hoisted too).
         for block in nodes(t.BlockDefinition):
-            name = block.name
+            leaf = _keyword_name(block, "block")
+            name = leaf.value if leaf is not None else None
             if name:
                 record.blocks.append((name, block))
         # A block's outputs and named parallel results are its results, visible to the
         # program once it has run (`do research()` then `{docs}`).
         for node in nodes(t.OutputBinding):
-            leaf = node.name
+            leaf = _output_name(node.children)
             if leaf is not None and _in_block_definition(node):
                 record.exported.append(Symbol(leaf.value, Kind.OUTPUT, leaf, node, exported=True))
         for node in nodes(t.Assignment):
@@ -842,7 +846,7 @@ class Binder:
 
     def _output(self, node: t.OutputBinding, scope: Scope, in_parallel: bool) -> None:
         self._expression(node.value, scope)
-        leaf = node.name
+        leaf = _output_name(node.children)
         if leaf is not None and not _inside_block(scope):
             symbol = Symbol(leaf.value, Kind.OUTPUT, leaf, node)
             self._trace.outputs.append(symbol)
@@ -1311,15 +1315,35 @@ def _is_value(kind: type) -> bool:
 _VALUE_CLASSES: dict[type, bool] = {}
 
 
+def _keyword_name(node: Any, word: str) -> Any:
+    """``_name_after(_keyword(word))`` (an agent's, block's or input's name leaf): the name
+    after the keyword, read at once when the keyword is the first child, as it stands."""
+    children = node.children
+    first = children[0]
+    if type(first) is t.Keyword and first.value == word:
+        following = children[1] if len(children) > 1 else None
+        return following if type(following) is t.Name else None
+    return node._name_after(node._keyword(word))
+
+
+def _output_name(children: list[Any]) -> Any:
+    """``OutputBinding.name``: the second child, a name when an `=` follows it."""
+    if len(children) > 2:
+        name, equals = children[1], children[2]
+        if type(name) is t.Name and type(equals) is t.Operator and equals.value == "=":
+            return name
+    return None
+
+
 def _session_parts(children: list[Any]) -> tuple[Any, Any]:
     """A session's ``agent`` and ``property_block``, read in one pass over its children."""
     agent = block = None
-    operator = False
+    seen_operator = False
     for i, child in enumerate(children):
         kind = type(child)
         if kind is t.Operator:
-            if not operator:  # the first operator: the agent follows a `:`
-                operator = True
+            if not seen_operator:  # the first operator: the agent follows a `:`
+                seen_operator = True
                 if child.value == ":" and i + 1 < len(children):
                     following = children[i + 1]
                     if type(following) is t.Name:
@@ -1455,6 +1479,10 @@ def _joined(traces: list[Trace]) -> Trace:
         joined.scopes += trace.scopes
         joined.deferred += trace.deferred
     return joined
+
+
+# ``_start`` in C, for sorting.
+_LEAF_START = operator.attrgetter("leaf.start_pos")
 
 
 def _start(symbol: Symbol) -> tuple[int, int]:
