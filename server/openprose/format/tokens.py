@@ -27,6 +27,7 @@ from typing import Any
 
 from openprose.format.check import _prefix_comments as prefix_comments
 from openprose.format.check import input_starts, line_starts
+from openprose.format.margins import same_but_margins
 from openprose.syntax import tree as t
 from openprose.syntax.tokenizer import _TOKEN, Tokenizer
 
@@ -93,6 +94,8 @@ def same_changed_tokens(
     ``inner(k)``, if given, says where the printer started each statement of the block
     ending top-level statement ``k`` in ``out`` (see ``_Block``): such a statement is then
     read piece by piece too, so that an edit inside one big block reads only what changed."""
+    if same_but_margins(text, out):
+        return True  # only spaces at lines' ends changed (the common messy text)
     items: list[Any] = module.children[:-1]
     marker = module.children[-1]
     ends = [*out_starts, len(out)]
