@@ -203,3 +203,17 @@ def test_the_interpolation_loop_reports_as_asking_terminated(inside: str) -> Non
             continue
         grammar._string(expected, leaf, frozenset({"a"}))
     assert ctx.diagnostics == expected.diagnostics
+
+
+# An object whose children are all names and operators is told shorthand without listing
+# its entries: it answers as listing them would.
+@given(
+    st.lists(st.sampled_from(["a", "b", ",", ":", " ", "1", '"s"', "{", "}", "[", "]"]), max_size=8)
+)
+def test_an_object_is_shorthand_as_its_listed_entries_say(parts: list[str]) -> None:
+    from openprose.analysis.rules.control import listed
+
+    module = parse("session:\n  context: { " + "".join(parts) + " }\n")
+    for node in prepare(module).nodes(t.ObjectLiteral):
+        expected = all(type(e) is t.Name for e in listed(node, t.ObjectEntry))
+        assert grammar._shorthand(node) is expected

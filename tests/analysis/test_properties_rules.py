@@ -310,3 +310,53 @@ def test_misplaced_and_unknown_properties_name_their_statement() -> None:
     assert messages[0] == "`skills` is not a resume property: set it on the agent definition"
     assert messages[1].startswith("unknown resume property `colour`")
     assert messages[2] == "`skills` is not a session property: set it on the agent definition"
+
+
+def _prompt_reports(ctx_module: str, session: bool) -> list[tuple[str, str]]:
+    """What ``_prompt_property`` reports on the first property of the text's first node."""
+    module = parse(ctx_module)
+    ctx = prepare(module)
+    node = NodeIndex(module).nodes(t.AgentDefinition, t.Session)[0]
+    prop = node.properties()[0]
+    properties._prompt_property(ctx, prop, session=session)
+    return [(d.code, d.message) for d in ctx.diagnostics]
+
+
+def _prompt_reports_decoding(ctx_module: str, session: bool) -> list[tuple[str, str]]:
+    """The same, the prompt's text always decoded (as before the triple-quote shortcut)."""
+    module = parse(ctx_module)
+    ctx = prepare(module)
+    node = NodeIndex(module).nodes(t.AgentDefinition, t.Session)[0]
+    value = properties._value(node.properties()[0])
+    if isinstance(value, t.String) and value.is_terminated:
+        text = value.text
+        if not text.strip():
+            what = "empty" if not text else "whitespace-only"
+            ctx.report("W004", f"{what} prompt: consider providing a prompt", value)
+        elif session and len(text) > properties.MAX_PROMPT:
+            properties._long_prompt(ctx, value, len(text))
+    return [(d.code, d.message) for d in ctx.diagnostics]
+
+
+# A terminated triple-quoted prompt without a backslash is judged from its body, without
+# decoding it: it reports what decoding its text would.
+@given(
+    st.text(alphabet=' a"\\\t\n\u00a0\u2003{', max_size=8),
+    st.booleans(),
+    st.sampled_from(["", "x" * (properties.MAX_PROMPT - 2), "x" * properties.MAX_PROMPT]),
+)
+def test_a_triple_quoted_prompt_reports_as_its_decoded_text(
+    inside: str, session: bool, padding: str
+) -> None:
+    head = "session:\n" if session else "agent a:\n"
+    text = f'{head}  prompt: """{inside}{padding}"""\n'
+    assert _prompt_reports(text, session) == _prompt_reports_decoding(text, session)
+
+
+def test_a_triple_quoted_prompt_of_blanks_or_too_long() -> None:
+    assert _prompt_reports('agent a:\n  prompt: """ \n  """\n', False) == [
+        ("W004", "whitespace-only prompt: consider providing a prompt")
+    ]
+    long = "x" * (properties.MAX_PROMPT + 1)
+    assert [c for c, _ in _prompt_reports(f'session:\n  prompt: """{long}"""\n', True)] == ["W003"]
+    assert _prompt_reports(f'agent a:\n  prompt: """{long}"""\n', False) == []

@@ -196,7 +196,17 @@ def _objects(ctx: Context, objects: list[t.ObjectLiteral]) -> None:
 
 def _shorthand(node: t.ObjectLiteral) -> bool:
     """``node.is_shorthand``: every entry a name."""
+    plain = _PLAIN
+    for child in node.children:
+        if type(child) not in plain:
+            break
+    else:
+        return True  # `{ a, b }`, the usual object: names between operators
     return all(type(entry) is t.Name for entry in listed(node, t.ObjectEntry))
+
+
+# The children of an object whose entries are all names (what `listed` keeps of them).
+_PLAIN = frozenset((t.Name, t.Operator))
 
 
 def _expression(ctx: Context, node: Any, in_condition: set[int]) -> None:
@@ -255,7 +265,7 @@ def _interpolations(ctx: Context) -> None:
     # every brace is in a valid interpolation.
     defined: Set[str] | None = None
     only_interpolations = _ONLY_INTERPOLATIONS.fullmatch
-    for leaf in ctx.strings():
+    for leaf in ctx.index.strings():  # (`ctx.strings()`, a call less)
         value = leaf.value
         if ("{" not in value and "}" not in value) or value[:3] == '"""':
             continue

@@ -47,6 +47,11 @@ def check(ctx: Context) -> None:
 
 
 def check_program(ctx: Context) -> None:
+    index = ctx.index
+    if type(index) is NodeIndex and not ctx.model.program_calls:
+        found = index.by_class()
+        if all(kind not in found for kind in _DECLARATIONS):
+            return  # no import, input or program call: nothing to check (most programs)
     nodes = declarations(ctx)
     if not any(nodes.values()) and not ctx.model.program_calls:
         return  # no import, input or program call: nothing to check (most programs)

@@ -49,12 +49,15 @@ def check(ctx: Context) -> None:
 
 
 def check_local(ctx: Context) -> None:
-    agents = _agents(ctx)
-    blocks = _blocks(ctx)
+    found = ctx.index.by_class()
+    # (Each asked only when the program has some: a small file has neither.)
+    agents = _agents(ctx) if t.AgentDefinition in found else []
+    blocks = _blocks(ctx) if t.BlockDefinition in found else []
     _agents_and_blocks(ctx, agents, blocks)
     _variables(ctx)
     _references(ctx)
-    _reserved_words(ctx, agents, blocks)
+    if agents or blocks:
+        _reserved_words(ctx, agents, blocks)
 
 
 def definitions_by_name(ctx: Context) -> Mapping[str, list[Symbol]]:
@@ -143,8 +146,9 @@ def _agents_and_blocks(ctx: Context, agents: list[Named], blocks: list[Named]) -
             )
     part = ctx.part
     nested: Mapping[str, t.AgentDefinition] | None = None  # asked for at an undefined agent
+    defined = model.agents
     for leaf, _node in part.agent_references:
-        if model.agent(leaf.value) is None:
+        if not defined.get(leaf.value):  # `model.agent(leaf.value) is None`, without its call
             if nested is None:
                 nested = ctx.program_fact(nested_by_name)
             inner = nested.get(leaf.value)
@@ -174,7 +178,8 @@ def _variables(ctx: Context) -> None:
     model = ctx.model
     program_scope = model.program_scope
     program_names = program_scope.symbols
-    by_name = ctx.program_fact(definitions_by_name)
+    # Asked for at the first definition that needs it (a small file may have none).
+    by_name: Mapping[str, list[Symbol]] | None = None
     agents = model.agents
     output = Kind.OUTPUT
     reserved = RESERVED_WORDS
@@ -224,6 +229,8 @@ def _variables(ctx: Context) -> None:
                 related=((f"the {what} is defined here", scoped.leaf),),
             )
             continue
+        if by_name is None:
+            by_name = ctx.program_fact(definitions_by_name)
         namesakes = by_name[name]
         if namesakes[0] is symbol:
             continue  # the first of its name (the usual case)

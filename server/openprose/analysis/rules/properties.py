@@ -182,12 +182,16 @@ def _once(
     of each name)."""
     earlier = first.setdefault(name, prop)
     if earlier is not prop:
-        ctx.report(
-            "E009",
-            f"property `{name}` is already specified",
-            leaf,
-            related=(("first specified here", earlier.name_leaf),),
-        )
+        _again(ctx, earlier, leaf, name)
+
+
+def _again(ctx: Context, earlier: t.Property, leaf: t.Name, name: str) -> None:
+    ctx.report(
+        "E009",
+        f"property `{name}` is already specified",
+        leaf,
+        related=(("first specified here", earlier.name_leaf),),
+    )
 
 
 def _duplicates(ctx: Context, props: list[t.Property]) -> None:
@@ -206,10 +210,14 @@ def _duplicates(ctx: Context, props: list[t.Property]) -> None:
 
 
 def _agent(ctx: Context, agent: t.AgentDefinition) -> None:
-    props = agent.properties()
-    _duplicates(ctx, props)
-    for prop in props:
-        name = prop.children[0].value  # `prop.name`
+    first: dict[str, t.Property] = {}
+    for prop in agent.properties():
+        leaf = prop.children[0]  # `prop.name_leaf`
+        name = leaf.value
+        # `_duplicates(ctx, props)`, in the same look at each property.
+        earlier = first.setdefault(name, prop)
+        if earlier is not prop:
+            _again(ctx, earlier, leaf, name)
         if name == "model":
             _model(ctx, prop)
         elif name == "prompt":
@@ -219,6 +227,8 @@ def _agent(ctx: Context, agent: t.AgentDefinition) -> None:
         elif name == "skills":
             _skills(ctx, prop)
         elif name == "permissions":
+            if prop.block is not None:
+                _duplicates(ctx, prop.block.properties())
             _permissions(ctx, prop)
         elif name in ("retry", "backoff"):
             ctx.report(
@@ -261,7 +271,19 @@ def _one_word_of(
 
 def _prompt_property(ctx: Context, prop: t.Property, session: bool) -> None:
     value = _value(prop)
-    if not isinstance(value, t.String) or _plain_text(value.value) or not value.is_terminated:
+    if type(value) is not t.String:  # (no class derives from `String`)
+        return
+    written = value.value
+    if _plain_text(written):
+        return
+    if written[:3] == '"""' and "\\" not in written and len(written) >= 6 and written[-3:] == '"""':
+        # A terminated triple-quoted prompt (most agents' and many sessions'), whose text is
+        # its body (no escape to decode): nothing to report when it holds more than blanks
+        # and is not too long.
+        body = written[3:-3]
+        if body and not body.isspace() and (not session or len(body) <= MAX_PROMPT):
+            return
+    if not value.is_terminated:
         return
     text = value.text
     if not text.strip():
@@ -452,8 +474,11 @@ def _session_properties(ctx: Context, node: t.Session | t.Resume, block: t.Prope
             continue
         leaf = prop.children[0]  # `prop.name_leaf`
         name = leaf.value
-        # `_duplicates(ctx, props)`, in the same look at each property.
-        _once(ctx, first, prop, leaf, name)
+        # `_duplicates(ctx, props)`, in the same look at each property (`_once` without
+        # its call: most properties come once).
+        earlier = first.setdefault(name, prop)
+        if earlier is not prop:
+            _again(ctx, earlier, leaf, name)
         if name == "context":
             pass  # the names rules check the variables
         elif name == "model":
