@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 # The codes whose quick fixes put in a near name.  Only these, and the two below, are worth
 # analysing the text again for.
 _FIXED_BY_NAME = frozenset({"E007", "W005", "E043", "E044", "E045", "E061", "W034"})
+# Those of an undefined variable: their names are found without making the fixes (and
+# loading every fix and the formatter they import).
+_UNDEFINED_VARIABLE = frozenset({"E043", "E044", "E045", "E061", "W034"})
 _UNDEFINED_BLOCK = "E051"
 _NOT_A_STATEMENT = "E005"
 
@@ -51,7 +54,6 @@ class NearNames:
         if code not in _FIXED_BY_NAME and code not in (_UNDEFINED_BLOCK, _NOT_A_STATEMENT):
             return []
         from openprose.ide.fixes.did_you_mean import close_names
-        from openprose.ide.fixes.registry import near_names
 
         analysis = self._analyse()
         if code == _UNDEFINED_BLOCK:
@@ -59,6 +61,12 @@ class NearNames:
             return close_names(word, analysis.model.blocks) if word else []
         if code == _NOT_A_STATEMENT:
             return _keywords(analysis, diagnostic)
+        if code in _UNDEFINED_VARIABLE:
+            from openprose.ide.fixes.variables import near_variable_names
+
+            return near_variable_names(analysis, diagnostic)
+        from openprose.ide.fixes.registry import near_names
+
         return near_names(analysis, diagnostic)
 
     def _analyse(self) -> Analysis:
@@ -67,7 +75,7 @@ class NearNames:
 
             self._analysis = analyze_document(self._text, path=self._path)
         if self._diagnostics:
-            from openprose.ide.fixes.fixer import expect_references
+            from openprose.ide.fixes.variables import expect_references
 
             starts = (d.start for d in self._diagnostics if d.code in _FIXED_BY_NAME)
             expect_references(self._analysis, starts)

@@ -16,8 +16,8 @@ from openprose.diagnostics import Diagnostic
 from openprose.ide import analyze_document
 from openprose.ide.analysis import Analysis
 from openprose.ide.fixes.fix_all import fix_all
-from openprose.ide.fixes.fixer import expect_references
 from openprose.ide.fixes.registry import code_actions, near_names
+from openprose.ide.fixes.variables import expect_references, near_variable_names
 from openprose.ide.types import Range
 from tests.ide.fixes.fixes_support import actions_for, fixed, preferred, titles
 from tests.ide.fixes.test_did_you_mean import difflib_answer
@@ -341,4 +341,6 @@ def test_near_names_are_the_plain_computations(lines: list[str], expected: bool)
     if expected:
         expect_references(analysis, [d.start for d in asked[::2]])
     for diagnostic in asked:
-        assert near_names(analysis, diagnostic) == plain_near_names(analysis, diagnostic)
+        plain = plain_near_names(analysis, diagnostic)
+        assert near_names(analysis, diagnostic) == plain
+        assert near_variable_names(analysis, diagnostic) == plain

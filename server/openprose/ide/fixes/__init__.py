@@ -15,5 +15,6 @@ Where things are: ``registry`` maps each code to its provider and answers the qu
 at a range; ``fix_all`` is the fix-all engine; each other module fixes one code or family
 and is named after it (``undefined_agent``, ``missing_colon``, ``unknown_property``...),
 built on ``fixer`` (what a provider works with), ``edits`` and ``did_you_mean`` (the "did you
-mean" measure).
+mean" measure); ``variables`` finds the variables an undefined name may have meant, for
+``undefined_variable`` and the command line's hints.
 """

@@ -10,11 +10,12 @@ from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from openprose.analysis.model import Reference
-from openprose.diagnostics import Diagnostic, Position
+from openprose.diagnostics import Diagnostic
 from openprose.format import TextEdit
 from openprose.ide.analysis import Analysis, to_pos
 from openprose.ide.fixes.did_you_mean import close_matches
 from openprose.ide.fixes.edits import apply_edits
+from openprose.ide.fixes.variables import leaf_at, reference_at
 from openprose.ide.types import CodeAction, Pos
 from openprose.syntax import tree as t
 
@@ -25,7 +26,6 @@ __all__ = [
     "Handler",
     "ancestor",
     "changes_to",
-    "expect_references",
     "node_text",
     "quickfix",
     "suggestions",
@@ -100,17 +100,7 @@ class Fixer:
 
     def leaf(self, position: tuple[int, int]) -> Any:
         """The leaf starting at (or containing) a parso position, prefixes excluded."""
-        try:
-            leaf = self.module.get_leaf_for_position(position, include_prefixes=True)
-        except (ValueError, IndexError):
-            return None
-        if leaf is not None and leaf.end_pos == position and leaf.start_pos != position:
-            following = leaf.get_next_leaf()
-            if following is not None and following.start_pos == position:
-                leaf = following
-        if leaf is None or not (leaf.start_pos <= position <= leaf.end_pos):
-            return None
-        return leaf
+        return leaf_at(self.module, position)
 
     @property
     def newline(self) -> str:
@@ -177,10 +167,7 @@ class Fixer:
         return TextEdit((line, 0), end, "")
 
     def reference(self, diagnostic: Diagnostic) -> Reference | None:
-        for reference in _references_at(self.analysis, diagnostic.start):
-            if reference.end == diagnostic.end:
-                return reference
-        return None
+        return reference_at(self.analysis, diagnostic)
 
     def brings(self, edit: TextEdit, code: str) -> bool:
         """Whether applying ``edit`` brings more ``code`` diagnostics."""
@@ -196,47 +183,6 @@ class Fixer:
         names = {s.name for s in model.definitions}
         names |= set(model.agents) | set(model.blocks) | set(model.programs)
         return names
-
-
-def _references_by_start(analysis: Analysis) -> dict[Position, list[Reference]]:
-    """The references of the analysis's model by where they start, in model order, found
-    once per analysis (the hints of `prose check` ask for one per diagnostic: a search of
-    the whole list each time was quadratic on a big program)."""
-    found: dict[Position, list[Reference]] | None = analysis.__dict__.get(_BY_START)
-    if found is None:
-        found = {}
-        for reference in analysis.model.references:
-            found.setdefault(reference.start, []).append(reference)
-        analysis.__dict__[_BY_START] = found
-    return found
-
-
-def expect_references(analysis: Analysis, starts: Iterable[Position]) -> None:
-    """Find the references starting at ``starts`` now, and only those: a command line asks
-    for those of a few diagnostics, and a table of every reference of a big program took
-    longer to make (and more memory) than the questions (a later question about another
-    position makes the whole table)."""
-    wanted = set(starts)
-    found: dict[Position, list[Reference]] = {}
-    for reference in analysis.model.references:
-        start = reference.start
-        if start in wanted:
-            found.setdefault(start, []).append(reference)
-    analysis.__dict__[_EXPECTED] = (wanted, found)
-
-
-def _references_at(analysis: Analysis, start: Position) -> list[Reference]:
-    """The references starting at ``start``, in model order."""
-    expected: tuple[set[Position], dict[Position, list[Reference]]] | None = analysis.__dict__.get(
-        _EXPECTED
-    )
-    if expected is not None and start in expected[0]:
-        return expected[1].get(start, [])
-    return _references_by_start(analysis).get(start, [])
-
-
-_BY_START = "fixer.references_by_start"
-_EXPECTED = "fixer.expected_references"
 
 
 Handler = Callable[[Fixer, Diagnostic, Any], list[Fix]]

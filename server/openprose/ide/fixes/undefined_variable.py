@@ -17,9 +17,9 @@ from openprose.analysis.model import Reference
 from openprose.diagnostics import Diagnostic
 from openprose.format import TextEdit
 from openprose.ide.analysis import Analysis
-from openprose.ide.fixes.did_you_mean import NameTable, Part, closest_in
 from openprose.ide.fixes.edits import text_edit
 from openprose.ide.fixes.fixer import Fix, Fixer, changes_to, quickfix
+from openprose.ide.fixes.variables import close_variables
 from openprose.syntax import tree as t
 from openprose.syntax.vocabulary import RESERVED_WORDS
 
@@ -44,83 +44,13 @@ def undefined_variable(fixer: Fixer, diagnostic: Diagnostic, leaf: Any) -> list[
 
 
 def _did_you_mean_variable(fixer: Fixer, diagnostic: Diagnostic, reference: Reference) -> list[Fix]:
-    name = reference.name
-    start, end = reference.start, reference.end
-    if start[0] != end[0]:
+    found = close_variables(fixer.analysis, reference)
+    if found is None:
         return []
-    line = fixer.analysis.lines[start[0] - 1]
-    column = line.find(name, start[1], end[1])
-    if column < 0:
-        return []
-    at = (start[0], column)
-    until = (start[0], column + len(name))
-    close = closest_in(name, _visible(fixer.analysis, reference))
+    at, until, close = found
     # A `{placeholder}` in a multi-line prompt may well be meant as text: never automatic.
     sure = diagnostic.code != "W034"
     return changes_to(diagnostic.code, close, lambda other: text_edit(at, until, other), sure)
-
-
-def _visible(analysis: Analysis, reference: Reference) -> list[Part]:
-    """The names of the variables the binder could have found where ``reference`` stands
-    (only those it may assign to, for an assignment)."""
-    in_block = False
-    scope: Any = reference.scope
-    while scope is not None:
-        in_block = in_block or scope.kind == "block"
-        scope = scope.parent
-    assigning = reference.role == "assignment"
-    found: list[Part] = []
-    before = _key(reference.start)
-    scope = reference.scope
-    while scope is not None:
-        everywhere = in_block and scope.kind == "program"
-        for (placed, constant), table in _variables_of(analysis, scope).items():
-            if not (assigning and constant):
-                found += table.before(before if placed and not everywhere else None)
-        scope = scope.parent
-    return found
-
-
-def _variables_of(analysis: Analysis, scope: Any) -> dict[tuple[bool, bool], NameTable]:
-    """A scope's variables by (whether they are seen only after where they are defined,
-    whether they are constant): those seen from anywhere in it are a block's results and
-    those a construct binds for its body.  Made once per analysis and scope (every "did you
-    mean" of `prose check` asks: on a big program each went through thousands of
-    variables)."""
-    known: dict[int, dict[tuple[bool, bool], NameTable]] = analysis.__dict__.setdefault(
-        _VARIABLES, {}
-    )
-    found = known.get(id(scope))
-    if found is None:
-        entries: dict[tuple[bool, bool], list[tuple[int, str]]] = {}
-        kinds: dict[Any, tuple[bool, bool, bool]] = {}  # asked once per kind, not per name
-        for symbol in scope.symbols.values():
-            kind = symbol.kind
-            known_kind = kinds.get(kind)
-            if known_kind is None:
-                known_kind = kinds[kind] = (kind.is_variable, kind.is_scoped, kind.is_constant)
-            variable, scoped, constant = known_kind
-            if not variable:
-                continue
-            placed = not (symbol.exported or scoped)
-            key = _key(symbol.start) if placed else 0
-            entries.setdefault((placed, constant), []).append((key, symbol.name))
-        found = known[id(scope)] = {
-            kind: NameTable(sorted(named, key=_first)) for kind, named in entries.items()
-        }
-    return found
-
-
-def _key(position: tuple[int, int]) -> int:
-    """A position as one number, ordered as positions are (columns are below 2**32)."""
-    return (position[0] << 32) + position[1]
-
-
-def _first(pair: tuple[int, str]) -> int:
-    return pair[0]
-
-
-_VARIABLES = "undefined_variable.variables_by_scope"
 
 
 def define_variable(
