@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from openprose.analysis.context import NodeIndex
 from openprose.analysis.model import (
     _UNSEEN,
+    _VALUES,
     _after_equals,
     _body,
-    _is_value,
     _keyword_name,
     _output_name,
     _property_value,
@@ -153,13 +153,25 @@ def test_nodes_read_from_their_children_as_the_accessors_read_them(text: str) ->
             value = _after_equals(children, 2 if isinstance(node, t.LetBinding) else 1)
             assert value is _UNSEEN or value is node.value
         elif isinstance(node, t.Arguments):
-            items = [c for c in children if type(c) is t.KeywordArgument or _is_value(type(c))]
+            items = [c for c in children if type(c) is t.KeywordArgument or type(c) in _VALUES]
             assert items == node.items()
         elif isinstance(node, t.ArrayLiteral):
-            assert [c for c in children if _is_value(type(c))] == node.elements()
+            assert [c for c in children if type(c) in _VALUES] == node.elements()
         elif isinstance(node, t.ObjectLiteral):
-            entries = [c for c in children if type(c) is t.ObjectEntry or _is_value(type(c))]
+            entries = [c for c in children if type(c) is t.ObjectEntry or type(c) in _VALUES]
             assert entries == node.entries()
+
+
+@_SETTINGS
+@given(st.one_of(programs(), texts))
+def test_value_classes_are_the_accessors_values(text: str) -> None:
+    for node in t.iter_nodes(parse(text)):
+        for child in node.children:
+            is_value = isinstance(child, t.Expression) and not isinstance(child, t.ErrorNode)
+            assert (type(child) in _VALUES) == is_value
+            if isinstance(child, t.Name):
+                # The binder takes a name's end as its column plus its length.
+                assert child.end_pos == (child.line, child.column + len(child.value))
 
 
 def test_the_shortcuts_read_the_usual_shapes() -> None:

@@ -20,7 +20,7 @@ import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, get_args
 
 from parso.tree import ErrorNode as _ParsoErrorNode
 
@@ -932,7 +932,11 @@ class Binder:
         handler(self, node, scope, role)
 
     def _name(self, node: t.Name, scope: Scope, role: str) -> None:
-        self._reference(node.value, role, node, scope)
+        # ``_reference`` for a name leaf: one line, so its end is its column plus its length.
+        name = node.value
+        if name not in LITERALS:
+            column = node.column
+            self._add_reference(name, role, node, scope, (0, column), (0, column + len(name)))
 
     def _string(self, node: t.String, scope: Scope, role: str) -> None:
         self._interpolations(node, scope)
@@ -966,7 +970,7 @@ class Binder:
             # ``arguments.items()``: the keyword arguments and the values.
             for item in arguments.children:
                 kind = type(item)
-                if kind is t.KeywordArgument or _is_value(kind):
+                if kind is t.KeywordArgument or kind in _VALUES:
                     self._expression(item, scope)
 
     def _parallel(self, node: t.Parallel, scope: Scope, role: str) -> None:
@@ -1005,7 +1009,7 @@ class Binder:
                 kind = type(item)
                 if kind is t.KeywordArgument:
                     self._expression(item.value, scope)
-                elif _is_value(kind):
+                elif kind in _VALUES:
                     self._expression(item, scope)
 
     def _attribute(self, node: t.Attribute, scope: Scope, role: str) -> None:
@@ -1019,7 +1023,7 @@ class Binder:
 
     def _array(self, node: t.ArrayLiteral, scope: Scope, role: str) -> None:
         for element in node.children:  # ``node.elements()``
-            if _is_value(type(element)):
+            if type(element) in _VALUES:
                 self._expression(element, scope, role)
 
     def _object(self, node: t.ObjectLiteral, scope: Scope, role: str) -> None:
@@ -1027,7 +1031,7 @@ class Binder:
             kind = type(entry)
             if kind is t.ObjectEntry:
                 self._expression(entry.value, scope, role)
-            elif _is_value(kind):
+            elif kind in _VALUES:
                 self._expression(entry, scope, role)
 
     def _operands(self, node: Any, scope: Scope, role: str) -> None:
@@ -1301,18 +1305,20 @@ def _walk_entry(kind: type) -> _WalkEntry:
     return _expression_handler(kind), "value"
 
 
-def _is_value(kind: type) -> bool:
-    """Whether a node of class ``kind`` is a value (an ``Expression``, not junk), as the
-    accessors test it."""
-    known = _VALUE_CLASSES.get(kind)
-    if known is None:
-        known = _VALUE_CLASSES[kind] = issubclass(kind, t.Expression) and not issubclass(
-            kind, _ParsoErrorNode
-        )
-    return known
+def _value_classes() -> frozenset[type]:
+    """The classes of the nodes and leaves that are values (an ``Expression``, not junk),
+    as the accessors test them: the union's members and their subclasses."""
+    found: set[type] = set()
+    pending = list(get_args(t.Expression))
+    while pending:
+        cls = pending.pop()
+        if cls not in found:
+            found.add(cls)
+            pending.extend(cls.__subclasses__())
+    return frozenset(cls for cls in found if not issubclass(cls, _ParsoErrorNode))
 
 
-_VALUE_CLASSES: dict[type, bool] = {}
+_VALUES = _value_classes()
 
 
 def _keyword_name(node: Any, word: str) -> Any:
@@ -1362,7 +1368,7 @@ def _property_value(prop: t.Property) -> Any:
         and type(children[0]) is not t.Operator
     ):
         value = children[2]
-        return value if _is_value(type(value)) else None
+        return value if type(value) in _VALUES else None
     return prop.value
 
 
@@ -1379,7 +1385,7 @@ def _after_equals(children: list[Any], at: int) -> Any:
         if type(child) is t.Operator:
             return _UNSEEN
     value = children[at + 1] if at + 1 < len(children) else None
-    return value if value is not None and _is_value(type(value)) else None
+    return value if type(value) in _VALUES else None
 
 
 def _body(node: Any) -> list[Any]:
