@@ -36,12 +36,11 @@ _LEAVES = frozenset(
     {t.Name, t.Keyword, t.Operator, t.Number, t.String, t.Discretion, t.Newline, t.EndMarker}
 )
 _BRACKETS = _OPEN | _CLOSE
-# The tokens ``node`` prints itself when they continue a line (not line breaks, the end,
-# or error tokens).
 # Operators written without a space before them, and after them (see ``space``).
 _TIGHT_BEFORE = frozenset((",", ":", ")", "]", "."))
 _TIGHT_AFTER = frozenset(("(", "[", "."))
-_INLINE = frozenset({t.Name, t.Keyword, t.Operator, t.Number, t.String, t.Discretion})
+# The tokens ``node`` prints itself in the common cases (not the end or error tokens).
+_INLINE = frozenset({t.Name, t.Keyword, t.Operator, t.Number, t.String, t.Discretion, t.Newline})
 
 
 def line_ending(text: str, module: Any = None) -> str:
@@ -92,6 +91,7 @@ class Printer:
         # Original column -> new indentation of recent line starts (for comments that sit
         # after the end of a deeper block).
         self.columns: dict[int, str] = {}
+        self.last_column = -1  # the last key of ``columns``
         self.broken: set[int] = set()
         self.bom_printed = False
         # Where each top-level statement's text, then the end's, starts (indexes in out).
@@ -104,8 +104,8 @@ class Printer:
 
     # Tests turn this off to compare with printing after a walk for issues.
     optimistic = True
-    # The tokens ``node`` prints itself when they continue a line; tests that break
-    # ``leaf`` empty it, so that every token goes through ``leaf``.
+    # The tokens ``node`` prints itself in the common cases; tests that break ``leaf``
+    # empty it, so that every token goes through ``leaf``.
     inline_tokens = _INLINE
 
     # ------------------------------------------------------------ output
@@ -218,18 +218,40 @@ class Printer:
             inline = self.inline_tokens
             for child in children:
                 cls = type(child)
-                # Most tokens follow another on the same line: ``leaf`` for that case,
-                # inline (the calls were most of the printer's time).
-                if cls in inline and not self.at_line_start:
+                # ``leaf`` for the common cases, inline (the calls were most of the
+                # printer's time): a token following another on its line, a line's line
+                # break, a line's first token after only its indentation.
+                if cls in inline:
                     prefix = child.prefix
+                    if cls is _NEWLINE:
+                        if "#" in prefix:
+                            out.append(self.trailing_comment(prefix))
+                        out.append(self.eol)
+                        self.prev = child
+                        self.at_line_start = True
+                        self.brackets = 0
+                        continue
                     if "\n" not in prefix and "\r" not in prefix:
-                        prev = self.prev
                         value = child.value
-                        if cls is _OPERATOR:
-                            if value not in _TIGHT_BEFORE:
-                                out.append(self.space(prev, child))
-                        elif type(prev) is not _OPERATOR or prev.value not in _TIGHT_AFTER:
-                            out.append(" ")
+                        if not self.at_line_start:
+                            prev = self.prev
+                            if cls is _OPERATOR:
+                                if value not in _TIGHT_BEFORE:
+                                    out.append(self.space(prev, child))
+                            elif type(prev) is not _OPERATOR or prev.value not in _TIGHT_AFTER:
+                                out.append(" ")
+                        elif self.brackets or self.bom_printed or prefix.startswith("\ufeff"):
+                            self.leaf(child, indent)
+                            continue
+                        else:
+                            line_indent = self.line_indent
+                            out.append(line_indent)
+                            self.block_start = False
+                            self.at_line_start = False
+                            if self.last_column == len(prefix):  # as the line before
+                                self.columns[self.last_column] = line_indent
+                            else:
+                                self._line_starts(len(prefix), line_indent)
                         out.append(value)
                         if cls is _OPERATOR and value in _BRACKETS:
                             self.track_brackets(child)
@@ -322,11 +344,7 @@ class Printer:
                 self.continuation(leaf)
             else:
                 self.line_start_prefix(leaf, self.line_indent)
-                column = self._original_column(leaf)
-                columns = self.columns
-                if columns and max(columns) >= column:
-                    self.columns = columns = {c: i for c, i in columns.items() if c < column}
-                columns[column] = self.line_indent
+                self._line_starts(self._original_column(leaf), self.line_indent)
             self.at_line_start = False
         elif "\n" in leaf.prefix or "\r" in leaf.prefix:
             # A line break inside open brackets: keep it, indented inside the brackets.
@@ -337,6 +355,15 @@ class Printer:
         if isinstance(leaf, t.Operator):
             self.track_brackets(leaf)
         self.prev = leaf
+
+    def _line_starts(self, column: int, indent: str) -> None:
+        """Note that a line at original ``column`` starts at ``indent``, forgetting the
+        lines at or right of it (``columns``' keys increase: each is added last)."""
+        columns = self.columns
+        while columns and next(reversed(columns)) >= column:
+            columns.popitem()
+        columns[column] = indent
+        self.last_column = column
 
     def track_brackets(self, leaf: Any) -> None:
         if isinstance(leaf, t.Operator):
