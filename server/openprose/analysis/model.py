@@ -1120,19 +1120,21 @@ class Binder:
         triple = value.startswith('"""')
         role = "placeholder" if triple else "interpolation"
         quote = 3 if triple else 1
-        end = len(value) - quote if string.is_terminated else len(value)
+        # Scanned to the end of the value, closing quotes included: no match starts in
+        # them, and none in the body reaches them (a terminated string's body ends with
+        # its escapes paired), so this finds the matches ``string.body`` holds.
         column = string.column
         if "\r" in value:
             # The index of the last character of each line end (as ``offset_position``
             # finds them, CRLF and lone CR included).
             ends = [m.end() - 1 for m in _LINE_END.finditer(value)]
         elif "\n" in value:
-            self._interpolations_by_line(string, scope, role, quote, end)
+            self._interpolations_by_line(string, scope, role, quote)
             return
         else:
             ends = _NO_ENDS
         # An interpolation, ``{`` to ``}``, holds no line end: it ends on its first line.
-        for match in _INTERPOLATION.finditer(value, quote, end):
+        for match in _INTERPOLATION.finditer(value, quote):
             name = match.group(1)
             if name is None:
                 continue  # an escape: ``\{`` is a literal brace
@@ -1146,7 +1148,7 @@ class Binder:
             self._add_reference(name, role, string, scope, position, after)
 
     def _interpolations_by_line(
-        self, string: t.String, scope: Scope, role: str, quote: int, end: int
+        self, string: t.String, scope: Scope, role: str, quote: int
     ) -> None:
         """``_interpolations`` of a value whose line ends are all LF: the lines and the
         last line start before each interpolation, counted from the previous one."""
@@ -1155,7 +1157,7 @@ class Binder:
         lines = 0
         line_start = -1  # the index of the LF before the current line (-1: the first line)
         counted = 0
-        for match in _INTERPOLATION.finditer(value, quote, end):
+        for match in _INTERPOLATION.finditer(value, quote):
             name = match.group(1)
             if name is None:
                 continue
