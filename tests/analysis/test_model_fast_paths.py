@@ -10,6 +10,7 @@ it replaced.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 
 from openprose.analysis.context import NodeIndex
 from openprose.analysis.model import (
+    _INTERPOLATION,
     _UNSEEN,
     _VALUES,
     _after_equals,
@@ -104,6 +106,28 @@ def test_interpolation_references_are_the_string_parts(text: str) -> None:
     strings = {id(leaf): leaf for leaf in t.iter_leaves(module) if isinstance(leaf, t.String)}
     for key, references in found.items():
         assert references == _expected(strings[key])
+
+
+def test_interpolation_pattern_agrees_with_parts_on_every_short_value() -> None:
+    # Scanned to the end of the value (closing quotes included, terminated or not): every
+    # value of up to five characters of backslash, quote, braces and a name after each
+    # opening quote.
+    for quote in ('"', '"""'):
+        for length in range(6):
+            for chars in itertools.product('\\"{x}', repeat=length):
+                value = quote + "".join(chars)
+                leaf = t.String(value, t.LineAnchor(1), 0)
+                expected = [
+                    (part.start_offset, part.end_offset, part.name)
+                    for part in leaf.parts()
+                    if part.kind == "interpolation"
+                ]
+                found = [
+                    (match.start(), match.end(), match.group(1))
+                    for match in _INTERPOLATION.finditer(value, len(quote))
+                    if match.group(1) is not None
+                ]
+                assert found == expected, value
 
 
 @_SETTINGS
