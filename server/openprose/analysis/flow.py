@@ -298,6 +298,7 @@ def _indexed_events(ctx: Context, kinds: tuple[type, ...]) -> _Indexed | None:
     nodes = [node for kind in kinds for node in found.get(kind, ())]
     nodes += [node for node in found.get(t.DoInvocation, ()) if node.name is not None]
     placed: dict[int, list[tuple[Any, list[Any]]]] = {}
+    mixed: set[int] = set()  # the roots holding nodes of several classes
     bodies: dict[int, Any] = {}
     module = t.Module
     skipped = _SKIPPED
@@ -337,13 +338,16 @@ def _indexed_events(ctx: Context, kinds: tuple[type, ...]) -> _Indexed | None:
         entries = placed.get(id(root))
         if entries is None:
             entries = placed[id(root)] = []
+        elif type(entries[0][0]) is not type(node):
+            mixed.add(id(root))
         entries.append((node, above))
     indexed: _Indexed = {}
     invocation = t.DoInvocation
     for key, entries in placed.items():
-        if len(entries) > 1:
+        if key in mixed:
             # In the walk's order: by position, and an ancestor (nearer the root) before the
-            # nodes it holds that start where it does.
+            # nodes it holds that start where it does (the nodes of one class come in the
+            # walk's order already: most roots hold sessions only).
             entries.sort(key=_walk_order)
         events: list[tuple[bool, Any]] = []
         pending: list[Any] = []  # invocations whose arguments are being met

@@ -267,7 +267,8 @@ def _interpolations(ctx: Context) -> None:
     only_interpolations = _ONLY_INTERPOLATIONS.fullmatch
     for leaf in ctx.index.strings():  # (`ctx.strings()`, a call less)
         value = leaf.value
-        if ("{" not in value and "}" not in value) or value[:3] == '"""':
+        # (A triple-quoted string, long as a rule, is told before it is scanned for braces.)
+        if value[:3] == '"""' or ("{" not in value and "}" not in value):
             continue
         # `terminated(leaf)` without the call: a one-line string holding a brace is not `""`.
         closed = leaf.is_terminated if "\\" in value else len(value) > 1 and value[-1] == '"'
