@@ -9,10 +9,11 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-from openprose.analysis.context import Context, NodeIndex
+from openprose.analysis.context import _ISSUES, _STRINGS, Context, NodeIndex
 from openprose.analysis.model import Model, build_model
 from openprose.analysis.rules import all_rules
 from openprose.diagnostics import Diagnostic
+from openprose.syntax.tree import ErrorNode
 
 
 def analyze(
@@ -129,6 +130,34 @@ def run_rules(ctx: Context) -> None:
         rule(ctx)
 
 
+def dismantle(ctx: Context) -> None:
+    """Break the cycles of a context's tree and model (a node and its children point at
+    each other, a scope and its symbols too, an issue and its node's leaf), for a caller
+    that made the tree and reads neither again: they are freed as soon as the last
+    reference goes, without the cyclic collector tracing them."""
+    inside_errors = []
+    for kind, nodes in ctx.index.by_class().items():
+        if kind is not _STRINGS and kind is not _ISSUES:
+            if issubclass(kind, ErrorNode):
+                inside_errors += nodes
+            else:
+                for node in nodes:
+                    node.children = []
+    # An issue points at a leaf, whose parent holds the issue.
+    for node in ctx.index.with_issues():
+        node.issues = None
+    # The index does not look inside error nodes (rare: walked here).
+    while inside_errors:
+        node = inside_errors.pop()
+        children = node.children
+        node.children = []
+        node.issues = None
+        inside_errors += [child for child in children if hasattr(child, "children")]
+    for scope in ctx.model.scopes:
+        scope.symbols = {}
+    ctx._memo.clear()
+
+
 def diagnostics_of(ctx: Context) -> list[Diagnostic]:
     """Syntax and semantic diagnostics of a prepared context (the rules run once)."""
     run_rules(ctx)
@@ -142,6 +171,7 @@ __all__ = [
     "build_model",
     "check",
     "diagnostics_of",
+    "dismantle",
     "prepare",
     "project_roots_remembered",
     "run_rules",

@@ -154,6 +154,8 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             # analysing a big file a second time for them took as long as checking it.
             analysis = analyze_document(text, path=source.fs_path or None)
             diagnostics = analysis.diagnostics_with(config)
+        elif exit_fast and source is sources[-1]:
+            diagnostics = check_text(text, source.fs_path, config, process_ends=True)
         else:
             check = fix.checker(check_text, source.fs_path, config)
             diagnostics = check(text)
