@@ -223,9 +223,12 @@ def _index_nodes(root: Any) -> dict[type, list[Any]]:
         stack = [i for i in reversed(root) if type(i) is string or hasattr(i, "children")]
     else:
         stack = [root]
-    # What each class is, told once per class: the walk meets every node and leaf.
+    # What each class is, told once per class: the walk meets every node and leaf.  A
+    # child is pushed unless its class is known to be a leaf's other than a string's (a
+    # class not met yet is pushed, and told when it comes out).
     errors = _ERROR_CLASSES
-    inner = _NODE_CLASSES
+    pushed = _PUSHED_CLASSES
+    wanted = pushed.get
     pop = stack.pop
     push = stack.append
     found = index.get
@@ -240,24 +243,20 @@ def _index_nodes(root: Any) -> dict[type, list[Any]]:
             continue
         bucket = found(kind)
         if bucket is None:
+            if not hasattr(node, "children"):
+                pushed[kind] = False
+                continue
+            pushed[kind] = True
             bucket = index[kind] = []
+            if kind not in errors:
+                errors[kind] = issubclass(kind, t.ErrorNode)
         bucket.append(node)
         if node.issues:
             issues.append(node)
-        error = errors.get(kind)
-        if error is None:
-            error = errors[kind] = issubclass(kind, t.ErrorNode)
-        if error:
+        if errors[kind]:
             continue
         for child in reversed(node.children):
-            child_kind = type(child)
-            if child_kind is string:
-                push(child)
-                continue
-            has_children = inner.get(child_kind)
-            if has_children is None:
-                has_children = inner[child_kind] = hasattr(child, "children")
-            if has_children:
+            if wanted(type(child), True):
                 push(child)
     index[_STRINGS] = strings
     index[_ISSUES] = issues
@@ -268,7 +267,8 @@ _ANSWERS: dict[tuple[type, ...], list[type]] = {}
 # Every class an index has met (the markers of strings and issues answer no query).
 _MET: set[type] = set()
 _ERROR_CLASSES: dict[type, bool] = {}
-_NODE_CLASSES: dict[type, bool] = {}
+# False for the classes of leaves other than strings (not pushed), True for nodes'.
+_PUSHED_CLASSES: dict[type, bool] = {}
 
 
 _start_pos = attrgetter("start_pos")
