@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from openprose.analysis import prepare
 from openprose.checking import check_text
 from openprose.diagnostics import Diagnostic
 from openprose.syntax import parse
 from tests.analysis.rule_checks import only
+from tests.support.strategies import programs, texts
 
 
 def where(d: Diagnostic) -> tuple[tuple[int, int], tuple[int, int]]:
@@ -189,3 +192,33 @@ def test_a_definition_is_named_by_its_leaf() -> None:
     for symbol in definitions:
         if not symbol.implicit:
             assert symbol.name == symbol.leaf.value
+
+
+_HEADERS = [
+    "agent a:\n",
+    "agent:\n",
+    "agent 1:\n",
+    "block b(x):\n",
+    "block:\n",
+    "  block c:\n",
+    "  agent d:\n",
+    "    model: opus\n",
+    '  session "p"\n',
+    "agent agent:\n",
+    "block (x):\n",
+    ")\n",
+]
+
+
+# An agent's or block's name leaf is read at once when the keyword comes first: it is the
+# accessor's, whatever the header (recovered ones included).
+@given(st.one_of(programs(), texts, st.lists(st.sampled_from(_HEADERS), max_size=6).map("".join)))
+def test_a_definition_s_name_leaf_is_the_accessor_s(text: str) -> None:
+    from openprose.analysis.context import NodeIndex
+    from openprose.analysis.rules import names
+    from openprose.syntax import tree as t
+
+    index = NodeIndex(parse(text))
+    for kind, keyword in ((t.AgentDefinition, "agent"), (t.BlockDefinition, "block")):
+        for node in index.nodes(kind):
+            assert names._name_leaf(node, keyword) is node.name_leaf

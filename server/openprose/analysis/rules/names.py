@@ -91,11 +91,12 @@ def _agents(ctx: Context) -> list[Named]:
         return found
     collected = ctx.model.agents
     for node in nodes:
-        leaf = node.name_leaf
+        leaf = _name_leaf(node, "agent")
         if leaf is None or not leaf.value:
             continue
         name = leaf.value
-        if any(node is a for a in collected.get(name, ())):
+        # (Nodes compare by identity: `in` is `any(node is a ...)`, without a generator.)
+        if node in collected.get(name, ()):
             found.append((node, leaf, name))
     return found
 
@@ -103,10 +104,21 @@ def _agents(ctx: Context) -> list[Named]:
 def _blocks(ctx: Context) -> list[Named]:
     found: list[Named] = []
     for node in ctx.index.by_class().get(t.BlockDefinition, ()):
-        leaf = node.name_leaf
+        leaf = _name_leaf(node, "block")
         if leaf is not None and leaf.value:
             found.append((node, leaf, leaf.value))
     return found
+
+
+def _name_leaf(node: t.AgentDefinition | t.BlockDefinition, keyword: str) -> t.Name | None:
+    """``node.name_leaf`` of an agent or block definition (``keyword``: its keyword), told
+    at once when the keyword comes first, as it does but in recovered headers."""
+    children = node.children
+    first = children[0]
+    if type(first) is t.Keyword and first.value == keyword:
+        name = children[1] if len(children) > 1 else None
+        return name if type(name) is t.Name else None
+    return node.name_leaf
 
 
 def _agents_and_blocks(ctx: Context, agents: list[Named], blocks: list[Named]) -> None:
