@@ -15,6 +15,7 @@ from openprose.syntax import parse
 from openprose.syntax import tree as t
 from openprose.syntax.tree import iter_nodes
 from tests.analysis.rule_checks import Range, found, only
+from tests.support.strategies import programs, texts
 
 TWO = '  session "a"\n  session "b"\n'
 
@@ -358,3 +359,14 @@ def test_a_context_list_the_shortcut_passes_has_only_references(
             continue
         for element in listed(value, t.ObjectEntry):
             assert isinstance(element, t.ObjectEntry) or control._reference(element)
+
+
+# A suite's statements are told by their class, the union's `isinstance` asked once a
+# class: they are those the suite's children are, checked one by one.
+@given(st.one_of(programs(), texts))
+def test_a_suite_s_statements_are_told_by_class(text: str) -> None:
+    for suite in NodeIndex(parse(text)).nodes(t.Suite):
+        expected = [
+            c for c in suite.children if type(c) is not t.Newline and isinstance(c, t.Statement)
+        ]
+        assert statements(suite) == expected

@@ -126,7 +126,20 @@ def listed(node: Any, other: type | None = None) -> list[Any]:
 
 def statements(body: Any) -> list[Any]:
     """``body.statements()`` of a suite (its first child, a newline, is no statement)."""
-    return [c for c in body.children if type(c) is not t.Newline and isinstance(c, t.Statement)]
+    found = []
+    known = _STATEMENT_CLASSES
+    for child in body.children:
+        kind = type(child)
+        statement = known.get(kind)
+        if statement is None:
+            # `isinstance` of the union tries each of its thirty classes: told once a class.
+            statement = known[kind] = isinstance(child, t.Statement)
+        if statement:
+            found.append(child)
+    return found
+
+
+_STATEMENT_CLASSES: dict[type, bool] = {t.Newline: False}
 
 
 def text_of(string: t.String) -> str:

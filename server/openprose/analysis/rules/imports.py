@@ -50,7 +50,12 @@ def check_program(ctx: Context) -> None:
     index = ctx.index
     if type(index) is NodeIndex and not ctx.model.program_calls:
         found = index.by_class()
-        if all(kind not in found for kind in _DECLARATIONS):
+        # (The three classes of `_DECLARATIONS`, told without a generator.)
+        if (
+            t.UseStatement not in found
+            and t.ImportStatement not in found
+            and t.InputDeclaration not in found
+        ):
             return  # no import, input or program call: nothing to check (most programs)
     nodes = declarations(ctx)
     if not any(nodes.values()) and not ctx.model.program_calls:

@@ -35,8 +35,12 @@ def check(ctx: Context) -> None:
 
 
 def check_local(ctx: Context) -> None:
-    _imports_at_top_level(ctx)
-    _agents_at_top_level(ctx)
+    found = ctx.index.by_class()
+    # (Each asked only when the program has some: most have neither imports nor agents.)
+    if t.UseStatement in found or t.ImportStatement in found:
+        _imports_at_top_level(ctx)
+    if t.AgentDefinition in found:
+        _agents_at_top_level(ctx)
 
 
 def check_program(ctx: Context) -> None:
