@@ -21,7 +21,8 @@ from openprose.cli.render import format_human
 @pytest.fixture
 def collector_state() -> Iterator[list[bool]]:
     seen: list[bool] = []
-    real = openprose.checking.check_module
+    # Every check ends with ``finish`` (selection, suppressions), the tree still alive.
+    real = openprose.checking.finish
 
     def spying(*args: Any, **kwargs: Any) -> Any:
         seen.append(gc.isenabled())
@@ -29,7 +30,7 @@ def collector_state() -> Iterator[list[bool]]:
 
     enabled = gc.isenabled()
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(openprose.checking, "check_module", spying)
+        patch.setattr(openprose.checking, "finish", spying)
         yield seen
     if enabled:
         gc.enable()
