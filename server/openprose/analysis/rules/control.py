@@ -110,18 +110,29 @@ def listed(node: Any, other: type | None = None) -> list[Any]:
     # Most children are operators or leaf values: told apart by their class, as telling
     # that an operator is no expression means trying each class of the union in turn.
     found = []
+    expressions = _EXPRESSION_CLASSES
     for child in node.children:
         kind = type(child)
         if kind is t.Operator:
             continue
-        if kind in _VALUE_LEAVES or (
-            not isinstance(child, t.ErrorNode)
-            and (
-                (other is not None and isinstance(child, other)) or isinstance(child, t.Expression)
+        if kind in _VALUE_LEAVES:
+            found.append(child)
+            continue
+        # An expression that is no error node, told once a class (`isinstance` of the
+        # union tries each of its classes in turn).
+        expression = expressions.get(kind)
+        if expression is None:
+            expression = expressions[kind] = not isinstance(child, t.ErrorNode) and isinstance(
+                child, t.Expression
             )
+        if expression or (
+            other is not None and isinstance(child, other) and not isinstance(child, t.ErrorNode)
         ):
             found.append(child)
     return found
+
+
+_EXPRESSION_CLASSES: dict[type, bool] = {}
 
 
 def statements(body: Any) -> list[Any]:
