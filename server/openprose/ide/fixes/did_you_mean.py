@@ -136,34 +136,56 @@ def _closest(word: str, leave_out: str, parts: Sequence[Part], n: int) -> list[s
     ``leave_out``, the same answer sooner: the names are met by decreasing bound, and once
     ``n`` matches are known, the rest is ruled out as soon as its bound falls below the
     ``n``-th best score (the answer, the n best by score then name, does not depend on the
-    order the names are met in)."""
+    order the names are met in).
+
+    A name's bound is ``2 * min(shared, len(word)) / (len(name) + len(word))``; a group's,
+    with its length for ``shared``, is above those of all its names, so a group's counts are
+    made only when its bound reaches the best level still to meet (names much longer or
+    shorter than the word are often never counted)."""
     if not word:
         return []  # an empty word matches nothing: every ratio is 0
     size = len(word)
     chars = set(word)
     drop = bytes(c for c in range(128) if chr(c) not in chars and chr(c) != _SEPARATOR)
-    counted: list[tuple[_Group, bytes | list[int]]] = []
-    levels: list[tuple[float, int, int]] = []  # (bound, which group, shared characters)
-    for group, count in parts:
-        if count:
-            shared = group.shared(chars, drop, count)
-            total = group.length + size
-            levels.extend((2.0 * s / total, len(counted), s) for s in set(shared))
-            counted.append((group, shared))
-    levels.sort(reverse=True)
+    groups = sorted(
+        (
+            (2.0 * min(group.length, size) / (group.length + size), which)
+            for which, (group, count) in enumerate(parts)
+            if count
+        ),
+        reverse=True,
+    )
+    counted: dict[int, bytes | list[int]] = {}
+    levels: list[tuple[float, int, int]] = []  # a heap of (-bound, which group, shared)
     matcher = difflib.SequenceMatcher()
     matcher.set_seq2(word)
     best: list[tuple[float, str]] = []
     floor = CUTOFF
     met: set[str] = set()
-    for bound, which, s in levels:
+    next_group = 0
+    while True:
+        while next_group < len(groups) and (not levels or groups[next_group][0] > -levels[0][0]):
+            cap, which = groups[next_group]
+            next_group += 1
+            if cap < floor:
+                next_group = len(groups)  # the later ones' bounds are lower still
+                break
+            group, count = parts[which]
+            shared = counted[which] = group.shared(chars, drop, count)
+            total = group.length + size
+            for s in set(shared):
+                heapq.heappush(levels, (-2.0 * min(s, size) / total, which, s))
+        if not levels:
+            break
+        negated, which, s = heapq.heappop(levels)
+        bound = -negated
         if bound < floor:
             break
-        group, shared = counted[which]
-        for index in _indices(shared, s):
+        names = parts[which][0].names
+        for index in _indices(counted[which], s):
             if bound < floor:
                 break
-            option = group.names[index]
+            option = names[index]
             if option == leave_out or option in met:
                 continue
             met.add(option)
