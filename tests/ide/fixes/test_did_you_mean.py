@@ -72,15 +72,15 @@ def test_names_of_tables_before_a_key_are_difflibs(
     parts: list[Part] = []
     plain: list[str] = []
     for entries, key in tables:
-        ordered = sorted(entries, key=lambda entry: entry[0])
-        parts += NameTable(ordered).before(key)
-        plain += [name for at, name in ordered if key is None or at < key]
+        ordered = sorted(((line, 0), name) for line, name in entries)
+        parts += NameTable(ordered).before(None if key is None else (key, 0))
+        plain += [name for (line, _), name in ordered if key is None or line < key]
     assert closest_in(word, parts) == difflib_answer(word, plain)
 
 
 def test_names_too_long_to_count_in_a_byte_are_difflibs() -> None:
     names = ["a" * 300 + "b", "a" * 299 + "bc", "a" * 301, "a" * 5]
-    table = NameTable((k, name) for k, name in enumerate(names))
+    table = NameTable(((k, 0), name) for k, name in enumerate(names))
     for word in ("a" * 300, "a" * 298 + "b", "A" * 300):
         assert closest_in(word, table.before(None)) == difflib_answer(word, names)
-    assert closest_in("a" * 300, table.before(2)) == difflib_answer("a" * 300, names[:2])
+    assert closest_in("a" * 300, table.before((2, 0))) == difflib_answer("a" * 300, names[:2])

@@ -17,6 +17,8 @@ import heapq
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Sequence
 
+from openprose.diagnostics import Position
+
 __all__ = [
     "CUTOFF",
     "MAX_SUGGESTIONS",
@@ -45,20 +47,20 @@ def close_names(word: str, candidates: Iterable[str]) -> list[str]:
 def close_matches(word: str, candidates: Iterable[str], n: int = MAX_SUGGESTIONS) -> list[str]:
     """The ``n`` candidates closest to ``word`` (the word itself left out), as difflib finds
     them; when none is close, those close to the word in lower case."""
-    return closest_in(word, NameTable((0, name) for name in set(candidates)).before(None), n)
+    table = NameTable(((0, 0), name) for name in set(candidates))
+    return closest_in(word, table.before(None), n)
 
 
 class _Group:
     """The names of one length, in the order of their keys."""
 
-    __slots__ = ("_alphabet", "_ascii", "_joined", "keys", "length", "names")
+    __slots__ = ("_alphabet", "_joined", "keys", "length", "names")
 
     def __init__(self, length: int) -> None:
         self.length = length
-        self.keys: list[int] = []
+        self.keys: list[Position] = []
         self.names: list[str] = []
         self._joined: bytes | str | None = None
-        self._ascii = False
         self._alphabet: frozenset[str] = frozenset()
 
     def shared(self, chars: set[str], drop: bytes, count: int) -> bytes | list[int]:
@@ -100,12 +102,12 @@ Part = tuple[_Group, int]
 
 
 class NameTable:
-    """Names prepared once for many "did you mean" questions: each with a key (such as where
-    it is defined), so that a question may be about those with a key below a bound only."""
+    """Names prepared once for many "did you mean" questions: each with a key (where it is
+    defined), so that a question may be about those with a key below a bound only."""
 
     __slots__ = ("_groups",)
 
-    def __init__(self, entries: Iterable[tuple[int, str]]) -> None:
+    def __init__(self, entries: Iterable[tuple[Position, str]]) -> None:
         """``entries``: (key, name) in increasing order of key."""
         groups: dict[int, _Group] = {}
         for key, name in entries:
@@ -116,7 +118,7 @@ class NameTable:
             group.names.append(name)
         self._groups = list(groups.values())
 
-    def before(self, key: int | None) -> list[Part]:
+    def before(self, key: Position | None) -> list[Part]:
         """The names whose key is below ``key`` (all of them when None)."""
         if key is None:
             return [(group, len(group.names)) for group in self._groups]

@@ -8,6 +8,7 @@ quick fixes (and the formatter those import); ``undefined_variable`` makes the f
 from __future__ import annotations
 
 from collections.abc import Iterable
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from openprose.analysis.model import Reference
@@ -96,8 +97,8 @@ def expect_references(analysis: Analysis, starts: Iterable[Position]) -> None:
     position makes the whole table)."""
     wanted = set(starts)
     found: dict[Position, list[Reference]] = {}
-    for reference in analysis.model.references:
-        start = reference.start
+    references = analysis.model.references
+    for reference, start in zip(references, map(_START, references), strict=True):
         if start in wanted:
             found.setdefault(start, []).append(reference)
     analysis.__dict__[_EXPECTED] = (wanted, found)
@@ -127,7 +128,7 @@ def _visible(analysis: Analysis, reference: Reference) -> list[Part]:
         scope = scope.parent
     assigning = reference.role == "assignment"
     found: list[Part] = []
-    before = _key(reference.start)
+    before = reference.start
     scope = reference.scope
     while scope is not None:
         everywhere = in_block and scope.kind == "program"
@@ -149,7 +150,7 @@ def _variables_of(analysis: Analysis, scope: Any) -> dict[tuple[bool, bool], Nam
     )
     found = known.get(id(scope))
     if found is None:
-        entries: dict[tuple[bool, bool], list[tuple[int, str]]] = {}
+        sorts: dict[tuple[bool, bool], list[Any]] = {}
         kinds: dict[Any, tuple[bool, bool, bool]] = {}  # asked once per kind, not per name
         for symbol in scope.symbols.values():
             kind = symbol.kind
@@ -157,24 +158,21 @@ def _variables_of(analysis: Analysis, scope: Any) -> dict[tuple[bool, bool], Nam
             if known_kind is None:
                 known_kind = kinds[kind] = (kind.is_variable, kind.is_scoped, kind.is_constant)
             variable, scoped, constant = known_kind
-            if not variable:
-                continue
-            placed = not (symbol.exported or scoped)
-            key = _key(symbol.start) if placed else 0
-            entries.setdefault((placed, constant), []).append((key, symbol.name))
-        found = known[id(scope)] = {
-            kind: NameTable(sorted(named, key=_first)) for kind, named in entries.items()
-        }
+            if variable:
+                placed = not (symbol.exported or scoped)
+                sorts.setdefault((placed, constant), []).append(symbol)
+        found = known[id(scope)] = {}
+        for (placed, constant), symbols in sorts.items():
+            names = map(_NAME, symbols)
+            if placed:
+                entries = sorted(zip(map(_START, symbols), names, strict=True), key=_FIRST)
+            else:
+                entries = [((0, 0), name) for name in names]
+            found[placed, constant] = NameTable(entries)
     return found
 
 
-def _key(position: tuple[int, int]) -> int:
-    """A position as one number, ordered as positions are (columns are below 2**32)."""
-    return (position[0] << 32) + position[1]
-
-
-def _first(pair: tuple[int, str]) -> int:
-    return pair[0]
-
-
+_NAME = attrgetter("name")
+_START = attrgetter("start")
+_FIRST = itemgetter(0)
 _VARIABLES = "variables.variables_by_scope"
