@@ -271,14 +271,17 @@ class Printer:
         saved_top = self.top_level
         self.top_level = False
         self.block_start = True
+        node = self.node  # ``statement``, inline
         if saved_top:
             marks = self.inner[len(self.starts) - 1] = []
             for item in children[1:]:
                 marks.append(len(self.out))
-                self.statement(item, inner)
+                self.line_indent = inner
+                node(item, inner)
         else:
             for item in children[1:]:
-                self.statement(item, inner)
+                self.line_indent = inner
+                node(item, inner)
         self.top_level = saved_top
         self.line_indent = header_indent
 
