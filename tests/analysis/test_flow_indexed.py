@@ -99,3 +99,33 @@ def test_an_index_of_runs_walks() -> None:
     assert flow._indexed_events(ctx, (t.Session,)) is None
     # Nor does a class whose order by position this does not know to be the walk's.
     assert flow._indexed_events(prepare(parse('session "a"\n')), (t.Parallel,)) is None
+
+
+_AGENT_LINES = st.sampled_from(
+    [
+        "session: a\n",
+        "session x: a\n",
+        "session a\n",
+        'session "p"\n',
+        "session:\n",
+        "session: 1\n",
+        "session = a\n",
+        "resume: a\n",
+        "resume a\n",
+        "resume = a\n",
+        "resume:\n",
+        'let x = session: a\n  prompt: "p"\n',
+        "  model: opus\n",
+    ]
+)
+
+
+# The runs read a session's or resume's agent in one look at its children: it is the
+# accessor's, whatever the header.
+@given(st.one_of(programs(), texts, st.lists(_AGENT_LINES, max_size=6).map("".join)))
+def test_agent_of_is_the_accessor_s(text: str) -> None:
+    index = prepare(parse(text)).index
+    for node in index.nodes(t.Session, t.Resume):
+        assert flow.agent_of(node) is node.agent
+    for node in index.nodes(t.DoInvocation):
+        assert flow.agent_of(node) is None

@@ -61,8 +61,9 @@ def runs(ctx: Context, kinds: tuple[type, ...], agents: Collection[str] | None =
             if count >= MAX_RUNS:
                 return
             if is_run:
-                # (`node.agent` is looked for among the node's children: asked once.)
-                if agents is None or ((agent := node.agent) is not None and agent.value in agents):
+                if agents is None or (
+                    (agent := agent_of(node)) is not None and agent.value in agents
+                ):
                     found.append(
                         Run(node, count, (instance, id(node)), _chain(node, instance, outer))
                     )
@@ -191,7 +192,7 @@ def _wanted(
         return [
             (k, node, _chain(node, 0, []))
             for k, node in enumerate(runs)
-            if (agent := node.agent) is not None and agent.value in wanted
+            if (agent := agent_of(node)) is not None and agent.value in wanted
         ]
 
     return ctx.index.item_memo(group[0], ("flow.wanted", kinds, wanted), compute)
@@ -213,9 +214,7 @@ def _group_events(
     else:
         events = [e for node in group if hasattr(node, "children") for e in _events(node, kinds)]
     names = frozenset(
-        agent.value
-        for is_run, node in events
-        if is_run and (agent := getattr(node, "agent", None)) is not None
+        agent.value for is_run, node in events if is_run and (agent := agent_of(node)) is not None
     )
     runs = sum(1 for is_run, _ in events if is_run)
     return events, _Summary(runs, runs < len(events), names)
@@ -391,6 +390,23 @@ def _flag(cls: type, kinds: tuple[type, ...]) -> int:
     if issubclass(cls, t.DoInvocation):
         flag |= _INVOCATION
     return flag
+
+
+def agent_of(node: Any) -> Any:
+    """``node.agent`` (None for a node without one), for a session or resume in one look at
+    its children: the name after its first operator (a session's must be its `:`)."""
+    kind = type(node)
+    if kind is not t.Session and kind is not t.Resume:
+        return getattr(node, "agent", None)
+    children = node.children
+    operator = t.Operator
+    for i, child in enumerate(children):
+        if type(child) is operator:
+            if kind is t.Session and child.value != ":":
+                return None
+            after = children[i + 1] if i + 1 < len(children) else None
+            return after if type(after) is t.Name else None
+    return None
 
 
 def possibly_before(a: Run, b: Run) -> bool:

@@ -85,7 +85,7 @@ def _memory(ctx: Context, kept_by: dict[str, Persistence]) -> None:
     runs = flow.runs(ctx, (t.Session, t.Resume), kept_by)
     by_agent: dict[str, list[flow.Run]] = {}
     for run in runs:
-        agent = run.node.agent
+        agent = flow.agent_of(run.node)
         if agent is not None:
             by_agent.setdefault(agent.value, []).append(run)
     reported: set[int] = set()
