@@ -1,8 +1,9 @@
 """Formatting speed: generated 1,000-line programs, and the whole corpus.
 
 The figure of issue 15: "format 1,000 lines from text with the self-check" (what `prose fmt`
-and formatting on save do: parse, print, then check the result: by comparing the token streams
-of the top-level statements that changed, format/tokens.py, else by parsing what changed),
+and formatting on save do: parse, print, then check the result: by comparing the lines when
+only spaces at their ends changed, format/margins.py, else the token streams of the top-level
+statements that changed, format/tokens.py, else by parsing what changed),
 p50 and p95, wall (perf_counter) and CPU (thread_time) time, for ``flat_program`` and
 ``block_program`` in three states:
 
@@ -11,7 +12,8 @@ p50 and p95, wall (perf_counter) and CPU (thread_time) time, for ``flat_program`
   few edits: the check reads only the top-level statements that changed; in
   ``block_program``, whose one ``block main`` holds everything, the statements of that
   block that changed);
-* ``messy``: indented with four spaces, so nearly every line changes.
+* ``messy``: indented with four spaces, so nearly every line changes (only in its margin:
+  the margin proof settles it).
 
 Then, for the messy flat program, the parts: parse alone, printing an already parsed tree,
 and printing it with the self-check.  Asserts nothing.
