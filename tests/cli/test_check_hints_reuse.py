@@ -4,6 +4,8 @@ the second analysis took as long as the check)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -44,3 +46,22 @@ def test_the_formats_report_the_same_diagnostics(
     out = capsys.readouterr().out
     assert out.count("E044") == 1
     assert out.count("E045") == 1
+
+
+def test_the_hints_of_an_undefined_variable_load_no_fix_and_no_formatter(tmp_path: Path) -> None:
+    # Their names are found without making the quick fixes: loading every fix module, the
+    # formatter their edits come from and the editor's types took a tenth of a second's
+    # share of the human report of a big program.
+    path = tmp_path / "typo.prose"
+    path.write_text(PROGRAM)
+    script = (
+        "import sys\nfrom openprose.cli import main\n"
+        f"main(['check', '--color', 'never', {str(path)!r}])\n"
+        "print('\\n'.join(sys.modules), file=sys.stderr)"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert run.stdout.count("help: did you mean `result`?") == 2
+    loaded = set(run.stderr.split())
+    assert "openprose.ide.fixes.variables" in loaded
+    unwanted = {"openprose.format", "openprose.ide.fixes.registry", "openprose.ide.types"}
+    assert not unwanted & loaded

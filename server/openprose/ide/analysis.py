@@ -11,13 +11,16 @@ from typing import TYPE_CHECKING, Any
 from openprose.analysis import Context, Model, prepare
 from openprose.diagnostics import Diagnostic
 from openprose.ide.caches import Caches, default_caches
-from openprose.ide.types import Pos, Range
 from openprose.syntax import parse
 from openprose.syntax import tree as t
 
 if TYPE_CHECKING:
     # Only an editor's host makes one: a command line analysis does without the module.
     from openprose.analysis.incremental import IncrementalAnalysis
+
+    # The types are made when a range is (prose check's human format never makes one, and
+    # making them took as long as the rest of what it imports beyond the check).
+    from openprose.ide.types import Pos, Range
 
 
 @dataclass
@@ -122,6 +125,8 @@ def to_pos(parso_position: tuple[int, int]) -> Pos:
 
 def node_range(node: Any) -> Range:
     """The range of a node or leaf, prefix excluded."""
+    from openprose.ide.types import Range
+
     return Range(to_pos(node.start_pos), to_pos(node.end_pos))
 
 
