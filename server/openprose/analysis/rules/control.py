@@ -470,11 +470,16 @@ def _throw(ctx: Context, node: t.ThrowStatement) -> None:
 
 
 def _arguments(ctx: Context, node: t.DoInvocation) -> None:
-    name = node.name
-    if name is None:
+    children = node.children
+    name = children[1] if len(children) > 1 else None  # `node.name`
+    if type(name) is not t.Name:
         return
-    block = ctx.model.block(name.value)
-    if block is None or in_error(block):
+    found = ctx.model.blocks.get(name.value)  # `ctx.model.block(name.value)`
+    if not found:
+        return
+    block = found[0]
+    # (A block at the top level, as most are, is in no error node: no climb.)
+    if type(block.parent) is not t.Module and in_error(block):
         return
     expected = len(block.parameters())
     arguments = node.arguments
