@@ -28,6 +28,9 @@ _CONDITIONAL = (
     t.CatchClause,
 )
 
+# Whether a class of node is one of them, told once a class.
+_CONDITIONAL_CLASSES: dict[type, bool] = {}
+
 
 def check(ctx: Context) -> None:
     check_local(ctx)
@@ -132,6 +135,7 @@ def _calls_from_index(ctx: Context) -> dict[str, list[tuple[str, Any]]]:
     blocks = ctx.model.blocks
     calls: dict[str, list[tuple[str, Any]]] = {name: [] for name in blocks}
     first = {id(found[0]): name for name, found in blocks.items()}
+    known = _CONDITIONAL_CLASSES
     for invocation in ctx.nodes(t.DoInvocation):  # the control rules ask the same
         name = invocation.name
         if name is None or name.value not in blocks:
@@ -141,7 +145,13 @@ def _calls_from_index(ctx: Context) -> dict[str, list[tuple[str, Any]]]:
             holder = first.get(id(ancestor))
             if holder is not None:
                 calls[holder].append((name.value, invocation))
-            if isinstance(ancestor, _CONDITIONAL):
+            # `isinstance(ancestor, _CONDITIONAL)`, which tries its eleven classes in turn,
+            # told once a class.
+            kind = type(ancestor)
+            conditional = known.get(kind)
+            if conditional is None:
+                conditional = known[kind] = isinstance(ancestor, _CONDITIONAL)
+            if conditional:
                 break  # every block above holds the call under a condition
             ancestor = ancestor.parent
     return calls
