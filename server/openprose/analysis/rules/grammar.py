@@ -33,6 +33,8 @@ from openprose.syntax.tree import offset_position
 
 _OPERATORS = (t.Comparison, t.BooleanExpression, t.NotExpression)
 _OUTSIDE = (t.BinaryExpression, t.Subscript, *_OPERATORS)
+# What covers the expressions inside it (made once, not at each ancestor).
+_COVERING = (*_OUTSIDE, t.UnsupportedStatement)
 
 _NAME = r"[^\W\d]\w*(?:-\w+)*"
 _PATH = re.compile(rf"{_NAME}(?:\.{_NAME})*")
@@ -238,7 +240,7 @@ def _covered(node: Any, reported: set[int]) -> bool:
         return True
     parent = node.parent
     while parent is not None:
-        if id(parent) in reported or isinstance(parent, (*_OUTSIDE, t.UnsupportedStatement)):
+        if id(parent) in reported or isinstance(parent, _COVERING):
             return True
         parent = parent.parent
     return False
