@@ -35,14 +35,16 @@ def check_text(
     last file), so the tree and model are kept as they are until then, neither taken apart
     nor freed (freeing a big program's tree took a fifth of checking it).
     """
-    from openprose.analysis import diagnostics_of, dismantle, prepare
+    from openprose.analysis import dismantle, prepare, run_rules
 
     # The tree and the model are alive until the end: a collection in between only scans
     # them, and on a big file it ran often enough to take a third of the time.
     with gc_paused():
         module = parse(text)
         ctx = prepare(module, Path(path) if path else None)
-        found = finish(diagnostics_of(ctx), module, config, text)
+        run_rules(ctx)
+        # Unsorted: ``finish`` sorts what is left after selection and suppression.
+        found = finish([*ctx.syntax_diagnostics(), *ctx.diagnostics], module, config, text)
         if process_ends:
             _KEPT_UNTIL_EXIT.append(ctx)
         else:

@@ -85,14 +85,15 @@ def _project_root(file: Path) -> tuple[Path, bool]:
     The same search with string paths: building a ``Path`` per candidate, then looking for
     ``.prose/`` in the root found once more, took most of the time of checking a small file.
     """
-    directory = file.parent
     remembered = _REMEMBERED_ROOTS.get()
     if remembered is not None:
-        found = remembered.get(directory)
+        # By the directory's name: hashing a new ``Path`` cost more than the lookup.
+        name = os.path.dirname(file)
+        found = remembered.get(name)
         if found is None:
-            found = remembered[directory] = _search_root(directory)
+            found = remembered[name] = _search_root(file.parent)
         return found
-    return _search_root(directory)
+    return _search_root(file.parent)
 
 
 def _search_root(directory: Path) -> tuple[Path, bool]:
@@ -105,7 +106,7 @@ def _search_root(directory: Path) -> tuple[Path, bool]:
 # The project roots found so far, by directory, while a batch of files is checked at one
 # moment (``project_roots_remembered``); None otherwise: an editor's analyses look again
 # each time, since a `.prose/` directory may be made while it runs.
-_REMEMBERED_ROOTS: ContextVar[dict[Path, tuple[Path, bool]] | None] = ContextVar(
+_REMEMBERED_ROOTS: ContextVar[dict[str, tuple[Path, bool]] | None] = ContextVar(
     "remembered_project_roots", default=None
 )
 
