@@ -234,3 +234,22 @@ def test_an_analysis_closed_while_binding_leaves_no_stale_run_behind() -> None:
     assert diagnostics_view(found) == diagnostics_view(want)
     assert len(found) == 600
     assert_coherent(incremental.prepare(document.module).model)
+
+
+def test_the_index_of_runs_gives_each_class_in_the_order_of_one_walk() -> None:
+    # Enough items for several runs (a run holds at most 64), each run holding sessions,
+    # agents, blocks and bindings: the runs' lists joined out of order would differ.
+    text = "".join(
+        f"agent a{i}:\n  model: sonnet\n"
+        f'let x{i} = session: a{i}\n  prompt: "step {i}"\n'
+        f'block b{i}():\n  session "inner {i}"\n'
+        f"do b{i}()\n"
+        for i in range(60)
+    )
+    ctx = IncrementalAnalysis().prepare(parse(text))
+    assert len(ctx.index.groups()) > 2
+    pieced = ctx.index.by_class()
+    whole = prepare(parse(text)).index.by_class()
+    assert set(pieced) == set(whole)
+    for kind, nodes in whole.items():
+        assert [n.start_pos for n in pieced[kind]] == [n.start_pos for n in nodes], kind

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from openprose.analysis import surroundings
-from openprose.analysis.context import Context, NodeIndex
+from openprose.analysis.context import _ISSUES, _STRINGS, Context, NodeIndex
 from openprose.analysis.model import (
     Binder,
     Scope,
@@ -173,12 +173,32 @@ class ItemsIndex(NodeIndex):
     """The node index of a module made of its runs' indexes (in order, they hold what one
     walk of the module holds)."""
 
-    __slots__ = ("_by_node", "_items")
+    __slots__ = ("_by_class", "_by_node", "_items")
 
     def __init__(self, module: Any, items: list[Item]) -> None:
         super().__init__(module)
         self._items = items
         self._by_node = {key: item for item in items for key in item.key}
+        self._by_class: dict[type, list[Any]] | None = None
+
+    def by_class(self) -> dict[type, list[Any]]:
+        """The runs' lists by exact class joined in order (the module itself first, as one
+        walk of the module finds it), made once."""
+        merged = self._by_class
+        if merged is None:
+            merged = self._by_class = {t.Module: [self.module]}
+            for item in self._items:
+                for kind, nodes in item.index.by_class().items():
+                    if kind is _STRINGS or kind is _ISSUES:
+                        continue
+                    found = merged.get(kind)
+                    if found is None:
+                        merged[kind] = list(nodes)
+                    else:
+                        found += nodes
+            merged[_STRINGS] = self.strings()
+            merged[_ISSUES] = self.with_issues()
+        return merged
 
     def item_memo(self, item: Any, key: Hashable, compute: Callable[[], _T]) -> _T:
         found = self._by_node.get(id(item))
