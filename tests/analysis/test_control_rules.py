@@ -370,3 +370,17 @@ def test_a_suite_s_statements_are_told_by_class(text: str) -> None:
             c for c in suite.children if type(c) is not t.Newline and isinstance(c, t.Statement)
         ]
         assert statements(suite) == expected
+
+
+# The condition of an if or elif and the criteria of a choice are read without the
+# accessors' calls (the union's `isinstance` told once a class): each is its accessor's,
+# on programs, texts and recovered headers whose condition is missing or broken.
+_CONDITION = st.sampled_from(["**a**", "a", "a > 1", "not **b**", '"s"', ":", "(", "$", ""])
+
+
+@given(st.one_of(programs(), texts), _CONDITION)
+def test_a_condition_after_its_keyword_is_the_accessor_s(text: str, condition: str) -> None:
+    text += f'if {condition}:\n  session "a"\nelif {condition}\n  x\nchoice {condition}:\n'
+    for node in NodeIndex(parse(text)).nodes(t.IfStatement, t.ElifClause, t.ChoiceStatement):
+        expected = node.criteria if isinstance(node, t.ChoiceStatement) else node.condition
+        assert control.expression_after_keyword(node) is expected

@@ -52,6 +52,12 @@ def runs(ctx: Context, kinds: tuple[type, ...], agents: Collection[str] | None =
     bodies: dict[int, list[tuple[bool, Any]]] = {}
     # Every root's events at once from the index, when it is one walk of the module.
     indexed = _indexed_events(ctx, kinds)
+    # What a block's body plays meets each time the block is inlined: whether a run is one
+    # asked for, the block an invocation runs and a block's statements, told once each.
+    asked: dict[int, bool] = {}
+    blocks = ctx.model.blocks
+    block_of: dict[int, Any] = {}
+    statements_of: dict[int, list[Any]] = {}
 
     def play(
         events: list[tuple[bool, Any]], instance: int, outer: Chain, active: tuple[int, ...]
@@ -61,15 +67,24 @@ def runs(ctx: Context, kinds: tuple[type, ...], agents: Collection[str] | None =
             if count >= MAX_RUNS:
                 return
             if is_run:
-                if agents is None or (
-                    (agent := agent_of(node)) is not None and agent.value in agents
-                ):
+                if agents is not None:
+                    wanted = asked.get(id(node))
+                    if wanted is None:
+                        agent = agent_of(node)
+                        wanted = asked[id(node)] = agent is not None and agent.value in agents
+                else:
+                    wanted = True
+                if wanted:
                     found.append(
                         Run(node, count, (instance, id(node)), _chain(node, instance, outer))
                     )
                 count += 1
                 continue
-            block = ctx.model.block(node.name.value)
+            block = block_of.get(id(node), _UNSET)
+            if block is _UNSET:
+                # `ctx.model.block(node.name.value)` (an invocation event has a name).
+                named = blocks.get(node.children[1].value)
+                block = block_of[id(node)] = named[0] if named else None
             if (
                 block is None
                 or id(block) in active
@@ -82,7 +97,10 @@ def runs(ctx: Context, kinds: tuple[type, ...], agents: Collection[str] | None =
             instances[0] += 1
             call = _chain(node, instance, outer)
             call.insert(0, ((instance, id(node)), node))
-            for statement in block.body_statements():
+            body = statements_of.get(id(block))
+            if body is None:
+                body = statements_of[id(block)] = block.body_statements()
+            for statement in body:
                 # The instance as it is now: a statement before may have inlined a block.
                 play(
                     _body_events(ctx, block, statement, kinds, bodies, indexed),

@@ -135,6 +135,23 @@ def listed(node: Any, other: type | None = None) -> list[Any]:
 _EXPRESSION_CLASSES: dict[type, bool] = {}
 
 
+def expression_after_keyword(node: Any) -> Any:
+    """``node._expression_after_first()``: the condition of an if statement or an elif
+    clause, the criteria of a choice (the union's `isinstance`, tried at each node, told once
+    a class)."""
+    children = node.children
+    if len(children) < 2:
+        return None
+    child = children[1]
+    kind = type(child)
+    expression = _EXPRESSION_CLASSES.get(kind)
+    if expression is None:
+        expression = _EXPRESSION_CLASSES[kind] = not isinstance(child, t.ErrorNode) and isinstance(
+            child, t.Expression
+        )
+    return child if expression else None
+
+
 def statements(body: Any) -> list[Any]:
     """``body.statements()`` of a suite (its first child, a newline, is no statement)."""
     found = []
@@ -384,7 +401,7 @@ def _discretions(ctx: Context, condition: Any, empty_message: str) -> None:
 
 def _if(ctx: Context, node: t.IfStatement) -> None:
     message = "if/elif condition cannot be empty"
-    condition = node.condition
+    condition = expression_after_keyword(node)  # `node.condition`
     if condition is not None:
         _discretions(ctx, condition, message)
     # `node.body`, `node.elif_clauses()` and `node.else_clause` in one look at its children.
@@ -402,7 +419,7 @@ def _if(ctx: Context, node: t.IfStatement) -> None:
     if body is None:
         _empty_body(ctx, node, "if")
     for clause in elifs:
-        condition = clause.condition
+        condition = expression_after_keyword(clause)  # `clause.condition`
         if condition is not None:
             _discretions(ctx, condition, message)
         _empty_body(ctx, clause, "elif")
@@ -423,8 +440,9 @@ def _empty_body(ctx: Context, node: Any, word: str) -> None:
 
 
 def _choice(ctx: Context, node: t.ChoiceStatement) -> None:
-    if node.criteria is not None:
-        _discretions(ctx, node.criteria, "choice criteria cannot be empty")
+    criteria = expression_after_keyword(node)  # `node.criteria`
+    if criteria is not None:
+        _discretions(ctx, criteria, "choice criteria cannot be empty")
     seen: dict[str, t.String] = {}
     body = node.body
     options = [] if body is None else statements(body)

@@ -25,7 +25,7 @@ from collections.abc import Set
 from typing import Any
 
 from openprose.analysis.context import Context
-from openprose.analysis.rules.control import listed
+from openprose.analysis.rules.control import expression_after_keyword, listed
 from openprose.analysis.rules.names import definitions_by_name
 from openprose.analysis.rules.properties import sessions_without_colon
 from openprose.syntax import tree as t
@@ -75,7 +75,8 @@ def check_local(ctx: Context) -> None:
     # clauses: the order they are met in changes nothing (each reports at its own condition).
     for kind in _CONDITIONS:
         for node in get(kind, ()):
-            condition = node.criteria if kind is t.ChoiceStatement else node.condition
+            # `node.criteria` or `node.condition` (a loop's follows its `until` or `while`).
+            condition = node.condition if kind is t.Loop else expression_after_keyword(node)
             if condition is not None and not isinstance(condition, (t.Operator, t.Keyword)):
                 _condition(ctx, condition, in_condition)
     objects = get(t.ObjectLiteral)

@@ -211,7 +211,19 @@ def _duplicates(ctx: Context, props: list[t.Property]) -> None:
 
 def _agent(ctx: Context, agent: t.AgentDefinition) -> None:
     first: dict[str, t.Property] = {}
-    for prop in agent.properties():
+    # `agent.properties()`, its block and the block's properties told by `type` (neither
+    # class has subclasses; `isinstance` of each child, twice, cost more than the checks).
+    block_class, property_class = t.PropertyBlock, t.Property
+    block = None
+    for child in agent.children:
+        if type(child) is block_class:
+            block = child
+            break
+    if block is None:
+        return
+    for prop in block.children:
+        if type(prop) is not property_class:
+            continue
         leaf = prop.children[0]  # `prop.name_leaf`
         name = leaf.value
         # `_duplicates(ctx, props)`, in the same look at each property.
