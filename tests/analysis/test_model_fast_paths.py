@@ -13,18 +13,25 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from openprose.analysis import model as model_module
 from openprose.analysis.context import NodeIndex
 from openprose.analysis.model import (
     _INTERPOLATION,
+    _LEAF_START,
     _UNSEEN,
     _VALUES,
+    Binder,
+    Model,
     _after_equals,
     _body,
+    _do_arguments,
     _keyword_name,
     _output_name,
+    _parameters,
     _property_value,
     _session_parts,
     build_model,
@@ -169,10 +176,16 @@ def test_nodes_read_from_their_children_as_the_accessors_read_them(text: str) ->
         elif isinstance(node, t.AgentDefinition | t.BlockDefinition):
             word = "agent" if isinstance(node, t.AgentDefinition) else "block"
             assert _keyword_name(node, word) is node.name_leaf
+            if isinstance(node, t.BlockDefinition):
+                assert _parameters(node) == node.parameters()
         elif isinstance(node, t.InputDeclaration):
             assert _keyword_name(node, "input") is node.name
         elif isinstance(node, t.OutputBinding):
             assert _output_name(children) is node.name
+            value = _after_equals(children, 2)
+            assert value is _UNSEEN or value is node.value
+        elif isinstance(node, t.DoInvocation):
+            assert _do_arguments(node) is node.arguments
         elif isinstance(node, t.LetBinding | t.Assignment):
             value = _after_equals(children, 2 if isinstance(node, t.LetBinding) else 1)
             assert value is _UNSEEN or value is node.value
@@ -222,5 +235,63 @@ def test_classes_read_by_exact_type_have_no_subclasses() -> None:
         t.ObjectEntry,
         t.ConstBinding,
         t.Keyword,
+        t.Parameters,
+        t.Arguments,
     ):
         assert cls.__subclasses__() == [], cls
+
+
+def _plain_session(binder: Binder, node: t.Session, scope: Any, role: str) -> None:
+    """A session bound through its accessors and ``_property`` (what the binder's inline
+    reading of the usual properties stands for)."""
+    if node.agent is not None:
+        binder._trace.agent_references.append((node.agent, node))
+    for prop in node.properties():
+        binder._property(prop, scope)
+    prompt = node.prompt
+    if prompt is not None:
+        binder._interpolations(prompt, scope)
+
+
+def _summary(model: Model) -> list[Any]:
+    """The references, agent references and definitions of a model, their symbols and scopes
+    told by what they stand for (each binding makes its own)."""
+
+    def symbol(found: Any) -> Any:
+        return None if found is None else (found.name, found.kind, id(found.leaf))
+
+    def scope(found: Any) -> tuple[Any, ...]:
+        return found.kind, id(found.node)
+
+    def positions(r: Any) -> tuple[Any, ...]:
+        return r.start, r.end, symbol(r.hidden)
+
+    return [
+        [
+            (r.name, r.role, id(r.leaf), symbol(r.symbol), *scope(r.scope), *positions(r))
+            for r in model.references
+        ],
+        [(id(agent), id(node)) for agent, node in model.agent_references],
+        [symbol(found) for found in model.definitions],
+    ]
+
+
+@_SETTINGS
+@given(st.one_of(_string_programs(), programs(), texts))
+def test_sessions_bind_as_through_their_accessors(text: str) -> None:
+    module = parse(text)
+    nodes = NodeIndex(module).nodes
+    fast = _summary(build_model(module, nodes))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(model_module._EXPRESSION_HANDLERS, t.Session, _plain_session)
+        patch.setitem(model_module._WALK_ENTRIES, t.Session, (_plain_session, "value"))
+        plain = _summary(build_model(module, nodes))
+    assert fast == plain
+
+
+@_SETTINGS
+@given(st.one_of(programs(), texts))
+def test_definitions_sort_by_their_leaves_start(text: str) -> None:
+    module = parse(text)
+    for symbol in build_model(module, NodeIndex(module).nodes).definitions:
+        assert _LEAF_START(symbol) == symbol.leaf.start_pos

@@ -374,8 +374,12 @@ class Binder:
         # to explain "undefined" references after that body.
         self._hidden: dict[str, Symbol] = {}
         self._inputs_by_node: dict[int, list[Symbol]] | None = None
-        # The trace being made: set before each walk (none is read before one).
+        # The trace being made: set before each walk (none is read before one), with its
+        # ops (None when nothing will read them: a binding with no records) and references.
         self._trace: Trace
+        self._ops: list[tuple[Any, ...]] | None = None
+        self._references: list[Reference]
+        self._program = scope
         # The names whose definitions or hidden locals in the program scope may differ from
         # the last binding's, so far: an unchanged unit that looks up none of them finds
         # what it found, without checking its lookups one by one.
@@ -391,6 +395,8 @@ class Binder:
     # ------------------------------------------------------------ entry
 
     def bind(self) -> Model:
+        if not self.units:
+            return self._bind_whole(self.model.module)
         for _ in self.steps():
             pass
         return self.model
@@ -448,7 +454,7 @@ class Binder:
             binding = unit.binding
             if binding.definitions is None or id(binding) in self._redone:
                 made = self._made.get(id(binding), [])
-                made.sort(key=_start)
+                made.sort(key=_LEAF_START)
                 binding.definitions = made
             definitions.extend(binding.definitions)
 
@@ -483,16 +489,19 @@ class Binder:
         model = self.model
         made = self._made[id(record)]
         deferred = self._deferred_blocks
-        self._trace = Trace(
-            [],
-            made,
-            model.references,
-            model.agent_references,
-            model.block_references,
-            model.program_calls,
-            model.outputs,
-            model.scopes,
-            deferred,
+        self._begin(
+            Trace(
+                [],
+                made,
+                model.references,
+                model.agent_references,
+                model.block_references,
+                model.program_calls,
+                model.outputs,
+                model.scopes,
+                deferred,
+            ),
+            traced=False,
         )
         self._walk(children, model.program_scope, in_parallel=False)
         # Blocks deferred while binding a body are appended, and bound in turn.
@@ -501,6 +510,13 @@ class Binder:
         made.sort(key=_LEAF_START)
         model.definitions = made
         return model
+
+    def _begin(self, trace: Trace, traced: bool = True) -> Trace:
+        """Make ``trace`` the one being made (its ops kept only when ``traced``)."""
+        self._trace = trace
+        self._ops = trace.ops if traced else None
+        self._references = trace.references
+        return trace
 
     # ------------------------------------------------------------ declarations
 
@@ -535,11 +551,14 @@ class Binder:
 
     def _declare_nested(self, record: StatementBinding, nodes: Callable[[type], list[Any]]) -> None:
         # Block definitions anywhere (nested ones are reported, and hoisted too).
-        for block in nodes(t.BlockDefinition):
+        blocks = nodes(t.BlockDefinition)
+        for block in blocks:
             leaf = _keyword_name(block, "block")
             name = leaf.value if leaf is not None else None
             if name:
                 record.blocks.append((name, block))
+        if not blocks:
+            return  # no output or assignment is in a block definition
         # A block's outputs and named parallel results are its results, visible to the
         # program once it has run (`do research()` then `{docs}`).
         for node in nodes(t.OutputBinding):
@@ -602,7 +621,7 @@ class Binder:
             if trace is None or not self._unchanged(trace):
                 if trace is not None:
                     self.touched |= trace.written()
-                self._trace = trace = Trace()
+                trace = self._begin(Trace())
                 record.bodies = {}
                 previous = record.previous
                 if previous is not None and previous.walk is not None:
@@ -635,7 +654,7 @@ class Binder:
         if trace is None or not self._unchanged(trace):
             if trace is not None:
                 self.touched |= trace.written()
-            self._trace = trace = Trace()
+            trace = self._begin(Trace())
             self._bind_block(block)
             self.touched |= trace.written()
             if record is not None:
@@ -739,8 +758,8 @@ class Binder:
         if self._reuse:
             symbol = self._taken_over(symbol)
         name = symbol.name
-        if scope is self.model.program_scope:
-            self._trace.ops.append(("def", name, symbol))
+        if scope is self._program and self._ops is not None:
+            self._ops.append(("def", name, symbol))
         symbol.scope = scope
         symbols = scope.symbols
         if name not in symbols:
@@ -766,12 +785,16 @@ class Binder:
         return scope
 
     def _leave(self, scope: Scope) -> None:
+        hidden = self._hidden
+        ops = self._ops
         for name, symbol in scope.symbols.items():
             if symbol.kind not in _SCOPED:
                 # Traced even when the name is hidden already: a replay must be able to
                 # hide it when what hid it first is gone.
-                self._hidden.setdefault(name, symbol)
-                self._trace.ops.append(("hide", name, symbol))
+                if name not in hidden:
+                    hidden[name] = symbol
+                if ops is not None:
+                    ops.append(("hide", name, symbol))
 
     def _lookup(self, scope: Scope, name: str) -> tuple[Symbol | None, Symbol | None]:
         """The symbol ``name`` means in ``scope``, and (when none) the local of an ended
@@ -785,7 +808,8 @@ class Binder:
             current = current.parent
         symbol = program.symbols.get(name)
         hidden = self._hidden.get(name) if symbol is None else None
-        self._trace.ops.append(("get", name, symbol, hidden))
+        if self._ops is not None:
+            self._ops.append(("get", name, symbol, hidden))
         return symbol, hidden
 
     # ------------------------------------------------------------ walking
@@ -796,9 +820,7 @@ class Binder:
         # twenty classes per child), and the class's entry says whether it is a statement.
         table = _WALK_ENTRIES
         for node in children:
-            entry = table.get(type(node), _UNSEEN)
-            if entry is _UNSEEN:
-                entry = table[type(node)] = _walk_entry(type(node))
+            entry = table[type(node)]
             if entry is not None:
                 handler, role = entry
                 handler(self, node, scope, in_parallel if role is None else role)
@@ -818,7 +840,9 @@ class Binder:
         # ``let name = value``: the value and target read where the parser puts them
         # (``_after_equals``); any other shape through the accessors.
         value = _after_equals(children, 2)
-        self._expression(node.value if value is _UNSEEN else value, scope)
+        if value is _UNSEEN:
+            value = node.value
+        _EXPRESSION_HANDLERS[type(value)](self, value, scope, "value")
         kind = Kind.CONST if type(node) is t.ConstBinding else Kind.LET
         target = children[1] if len(children) > 1 else None
         if type(target) is t.Name:
@@ -830,14 +854,17 @@ class Binder:
     def _assignment(self, node: t.Assignment, scope: Scope, in_parallel: bool) -> None:
         children = node.children
         value = _after_equals(children, 1)
-        self._expression(node.value if value is _UNSEEN else value, scope)
+        if value is _UNSEEN:
+            value = node.value
+        _EXPRESSION_HANDLERS[type(value)](self, value, scope, "value")
         target = children[0]
         if type(target) is not t.Name:
             return
         if in_parallel:
             if _inside_block(scope):
                 exported = self.model.program_scope.symbols.get(target.value)
-                self._trace.ops.append(("peek", target.value, exported))
+                if self._ops is not None:
+                    self._ops.append(("peek", target.value, exported))
                 if exported is not None and exported.node is node:
                     return  # already defined (exported) while collecting
             self.define(scope, Symbol(target.value, Kind.BRANCH, target, node))
@@ -845,8 +872,12 @@ class Binder:
             self._reference(target.value, "assignment", target, scope)
 
     def _output(self, node: t.OutputBinding, scope: Scope, in_parallel: bool) -> None:
-        self._expression(node.value, scope)
-        leaf = _output_name(node.children)
+        children = node.children
+        value = _after_equals(children, 2)  # ``output name = value``, as ``_let``
+        if value is _UNSEEN:
+            value = node.value
+        _EXPRESSION_HANDLERS[type(value)](self, value, scope, "value")
+        leaf = _output_name(children)
         if leaf is not None and not _inside_block(scope):
             symbol = Symbol(leaf.value, Kind.OUTPUT, leaf, node)
             self._trace.outputs.append(symbol)
@@ -914,8 +945,8 @@ class Binder:
         self._leave(inner)
 
     def _bind_block(self, block: t.BlockDefinition) -> None:
-        scope = self._enter("block", block, self.model.program_scope)
-        for param in block.parameters():
+        scope = self._enter("block", block, self._program)
+        for param in _parameters(block):
             self.define(scope, Symbol(param.value, Kind.PARAMETER, param, block))
         self._walk(_body(block), scope, False)
         self._leave(scope)
@@ -923,13 +954,9 @@ class Binder:
     # ------------------------------------------------------------ expressions
 
     def _expression(self, node: Any, scope: Scope, role: str = "value") -> None:
-        if node is None:
-            return
-        kind = type(node)
-        handler = _EXPRESSION_HANDLERS.get(kind)
-        if handler is None:
-            handler = _EXPRESSION_HANDLERS[kind] = _expression_handler(kind)
-        handler(self, node, scope, role)
+        # None's class takes ``_no_expression``.  The walk's most frequent callers
+        # subscript the table themselves.
+        _EXPRESSION_HANDLERS[type(node)](self, node, scope, role)
 
     def _name(self, node: t.Name, scope: Scope, role: str) -> None:
         # ``_reference`` for a name leaf: one line, so its end is its column plus its length.
@@ -951,6 +978,19 @@ class Binder:
         if block is not None:
             for prop in block.children:
                 if type(prop) is t.Property:
+                    # ``_property`` for the usual ``name: value`` of a string or a name.
+                    parts = prop.children
+                    if len(parts) > 2 and type(parts[0]) is t.Name and type(parts[1]) is t.Operator:
+                        value = parts[2]
+                        kind = type(value)
+                        if kind is t.String:
+                            if "{" in value.value:
+                                self._interpolations(value, scope)
+                            continue
+                        if kind is t.Name:
+                            if parts[0].value == "context":
+                                self._name(value, scope, "context")
+                            continue
                     self._property(prop, scope)
         # Most prompts have no braces: left without a call.
         prompt = children[1] if len(children) > 1 else None
@@ -965,13 +1005,13 @@ class Binder:
 
     def _do_invocation(self, node: t.DoInvocation, scope: Scope, role: str) -> None:
         self._trace.block_references.append(node)
-        arguments = node.arguments
+        arguments = _do_arguments(node)
         if arguments is not None:
             # ``arguments.items()``: the keyword arguments and the values.
             for item in arguments.children:
                 kind = type(item)
                 if kind is t.KeywordArgument or kind in _VALUES:
-                    self._expression(item, scope)
+                    _EXPRESSION_HANDLERS[kind](self, item, scope, "value")
 
     def _parallel(self, node: t.Parallel, scope: Scope, role: str) -> None:
         if node.modifiers is not None:
@@ -1023,8 +1063,9 @@ class Binder:
 
     def _array(self, node: t.ArrayLiteral, scope: Scope, role: str) -> None:
         for element in node.children:  # ``node.elements()``
-            if type(element) in _VALUES:
-                self._expression(element, scope, role)
+            kind = type(element)
+            if kind in _VALUES:
+                _EXPRESSION_HANDLERS[kind](self, element, scope, role)
 
     def _object(self, node: t.ObjectLiteral, scope: Scope, role: str) -> None:
         for entry in node.children:  # ``node.entries()``
@@ -1032,7 +1073,7 @@ class Binder:
             if kind is t.ObjectEntry:
                 self._expression(entry.value, scope, role)
             elif kind in _VALUES:
-                self._expression(entry, scope, role)
+                _EXPRESSION_HANDLERS[kind](self, entry, scope, role)
 
     def _operands(self, node: Any, scope: Scope, role: str) -> None:
         for child in node.children:
@@ -1197,7 +1238,7 @@ class Binder:
     ) -> None:
         """A reference to ``name`` at ``start``-``end``, relative to ``leaf``'s line."""
         # ``_lookup`` inlined: every reference makes one.
-        program = self.model.program_scope
+        program = self._program
         current: Scope | None = scope
         while current is not program and current is not None:
             symbol = current.symbols.get(name)
@@ -1208,7 +1249,8 @@ class Binder:
         else:
             symbol = program.symbols.get(name)
             hidden = self._hidden.get(name) if symbol is None else None
-            self._trace.ops.append(("get", name, symbol, hidden))
+            if self._ops is not None:
+                self._ops.append(("get", name, symbol, hidden))
         reference = _new(Reference)
         reference.name = name
         reference.role = role
@@ -1218,7 +1260,7 @@ class Binder:
         reference._start = start
         reference._end = end
         reference.hidden = hidden
-        self._trace.references.append(reference)
+        self._references.append(reference)
 
 
 _Handler = Callable[[Binder, Any, Scope, Any], None]
@@ -1266,7 +1308,6 @@ _EXPRESSION_CASES: tuple[tuple[type | tuple[type, ...], _Handler], ...] = (
 )
 
 _STATEMENT_HANDLERS: dict[type, _Handler] = {}
-_EXPRESSION_HANDLERS: dict[type, _Handler] = {}
 
 
 def _expression_handler(kind: type) -> _Handler:
@@ -1274,6 +1315,26 @@ def _expression_handler(kind: type) -> _Handler:
         if issubclass(kind, case):
             return handler
     return Binder._no_expression
+
+
+_Made = TypeVar("_Made")
+
+
+class _ByClass(dict[type, _Made]):
+    """A table by class, its entry for a class made on first sight (``make``)."""
+
+    def __init__(self, make: Callable[[type], _Made]) -> None:
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, kind: type) -> _Made:
+        made = self[kind] = self.make(kind)
+        return made
+
+
+# By subscription: the walk calls a handler for every expression (``_expression``'s call,
+# and a ``get`` with its test, were a tenth of the binder).
+_EXPRESSION_HANDLERS: _ByClass[_Handler] = _ByClass(_expression_handler)
 
 
 def _statement_handler(kind: type) -> _Handler:
@@ -1293,7 +1354,6 @@ def _statement_handler(kind: type) -> _Handler:
 # handler is a statement's, given ``in_parallel``), or None for a child that is no statement
 # (a newline, the end marker), which ``statements()`` left out.
 _WalkEntry = tuple[_Handler, str | None] | None
-_WALK_ENTRIES: dict[type, _WalkEntry] = {}
 _UNSEEN: Any = object()
 
 
@@ -1305,6 +1365,9 @@ def _walk_entry(kind: type) -> _WalkEntry:
             return handler, None
     # Any other statement is an expression (a session, a loop...), in the role of a value.
     return _expression_handler(kind), "value"
+
+
+_WALK_ENTRIES: _ByClass[_WalkEntry] = _ByClass(_walk_entry)
 
 
 def _value_classes() -> frozenset[type]:
@@ -1344,7 +1407,21 @@ def _output_name(children: list[Any]) -> Any:
 
 
 def _session_parts(children: list[Any]) -> tuple[Any, Any]:
-    """A session's ``agent`` and ``property_block``, read in one pass over its children."""
+    """A session's ``agent`` and ``property_block``: told by position in the usual shapes
+    (``session: agent`` and a block; ``session "prompt"`` and a line end or a block), read
+    in one pass over its children otherwise."""
+    count = len(children)
+    if count > 1 and type(children[0]) is t.Keyword:
+        second = children[1]
+        last = children[-1]
+        if count == 4 and type(second) is t.Operator:
+            third = children[2]
+            agent = third if second.value == ":" and type(third) is t.Name else None
+            if type(third) is t.PropertyBlock:
+                return agent, third
+            return agent, last if type(last) is t.PropertyBlock else None
+        if count <= 3 and type(second) is t.String:
+            return None, last if type(last) is t.PropertyBlock else None
     agent = block = None
     seen_operator = False
     for i, child in enumerate(children):
@@ -1359,6 +1436,27 @@ def _session_parts(children: list[Any]) -> tuple[Any, Any]:
         elif kind is t.PropertyBlock and block is None:
             block = child
     return agent, block
+
+
+def _parameters(block: t.BlockDefinition) -> list[Any]:
+    """``block.parameters()``: the names in its first ``Parameters`` child."""
+    for child in block.children:
+        if type(child) is t.Parameters:
+            return [name for name in child.children if type(name) is t.Name]
+    return _NO_CHILDREN
+
+
+def _do_arguments(node: t.DoInvocation) -> Any:
+    """``node.arguments``, third after ``do name`` where the parser puts it."""
+    children = node.children
+    if (
+        len(children) > 2
+        and type(children[2]) is t.Arguments
+        and type(children[0]) is t.Keyword
+        and type(children[1]) is t.Name
+    ):
+        return children[2]
+    return node.arguments
 
 
 def _property_value(prop: t.Property) -> Any:
@@ -1489,13 +1587,9 @@ def _joined(traces: list[Trace]) -> Trace:
     return joined
 
 
-# ``_start`` in C, for sorting.
-_LEAF_START = operator.attrgetter("leaf.start_pos")
-
-
-def _start(symbol: Symbol) -> tuple[int, int]:
-    position: tuple[int, int] = symbol.leaf.start_pos  # ``symbol.start``
-    return position
+# ``_start`` in C, for sorting: a leaf's ``start_pos`` is its anchor's line and its column
+# (every leaf class of the tree reads it so).
+_LEAF_START = operator.attrgetter("leaf.anchor.line", "leaf.column")
 
 
 def _inside_block(scope: Scope) -> bool:
