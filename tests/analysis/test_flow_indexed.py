@@ -129,3 +129,32 @@ def test_agent_of_is_the_accessor_s(text: str) -> None:
         assert flow.agent_of(node) is node.agent
     for node in index.nodes(t.DoInvocation):
         assert flow.agent_of(node) is None
+
+
+# The runs of a program stop at MAX_RUNS, wherever the bound falls: in a group that inlines
+# no block (read from the index without a summary) or in one that does (played).
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs(), st.integers(min_value=0, max_value=6))
+def test_the_bound_cuts_the_runs_as_walking_does(text: str, bound: int) -> None:
+    _bounded(text, bound)
+
+
+_WRITERS = (
+    "agent writer:\n  persist: true\n"
+    + 'session: writer\n  prompt: "a"\nsession "b"\nresume: writer\n  prompt: "c"\n' * 3
+)
+
+
+@pytest.mark.parametrize("bound", range(8))
+@pytest.mark.parametrize("text", [_WRITERS, _WRITERS + 'block b():\n  session "d"\ndo b()\n'])
+def test_the_bound_falls_between_an_agent_s_runs(text: str, bound: int) -> None:
+    _bounded(text, bound)
+
+
+def _bounded(text: str, bound: int) -> None:
+    saved = flow.MAX_RUNS
+    flow.MAX_RUNS = bound
+    try:
+        assert_same_as_walking(text)
+    finally:
+        flow.MAX_RUNS = saved

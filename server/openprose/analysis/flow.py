@@ -118,6 +118,23 @@ def runs(ctx: Context, kinds: tuple[type, ...], agents: Collection[str] | None =
             if count >= MAX_RUNS:
                 # Nothing after the bound is played: the rest of the program is not even walked.
                 return found
+            if indexed is not None and agents is not None:
+                # One walk of the module (nothing to keep for another analysis): what
+                # `_wanted` finds of a group that inlines nothing, without its summary.
+                events = [e for node in group for e in indexed.get(id(node), ())]
+                if all(is_run for is_run, _ in events):
+                    local = count
+                    for _, node in events:
+                        if local >= MAX_RUNS:
+                            break
+                        agent = agent_of(node)
+                        if agent is not None and agent.value in agents:
+                            found.append(Run(node, local, (0, id(node)), _chain(node, 0, [])))
+                        local += 1
+                    count = min(count + len(events), MAX_RUNS)
+                    continue
+                play(events, 0, [], ())
+                continue
             events, summary = _memo_events(ctx, group, kinds, indexed)
             if agents is not None and not summary.inlines:
                 # Nothing here runs a block: its runs are the same whatever comes before them

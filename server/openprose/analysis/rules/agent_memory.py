@@ -37,6 +37,9 @@ def check_program(ctx: Context) -> None:
     # Only the sessions of agents that keep memory are judged: most programs have none.
     kept_by = {}
     for name, agents in ctx.model.agents.items():
+        # An agent without `persist:` keeps none, told without the memo's calls (most agents).
+        if persist_property(agents[0]) is None:
+            continue
         kept = _persistence_of(ctx, agents[0])
         if kept is not None:
             kept_by[name] = kept

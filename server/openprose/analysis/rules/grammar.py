@@ -168,10 +168,11 @@ def _condition(ctx: Context, node: Any, reported: set[int]) -> None:
             _condition(ctx, node.children[1], reported)
         return
     reported.add(id(node))
+    code = _code(node)
     ctx.report(
         "W029",
-        f"`{_code(node)}` is not a discretion condition: write the condition as "
-        f"`**{_code(node)}**` (conditions are text the AI evaluates)",
+        f"`{code}` is not a discretion condition: write the condition as "
+        f"`**{code}**` (conditions are text the AI evaluates)",
         node,
     )
 

@@ -194,6 +194,8 @@ def _variables(ctx: Context) -> None:
     by_name: Mapping[str, list[Symbol]] | None = None
     agents = model.agents
     output = Kind.OUTPUT
+    # The usual kind, told at once (`in` compares an enum member with each scoped kind).
+    let = Kind.LET
     reserved = RESERVED_WORDS
     for symbol in ctx.part.definitions:
         name = symbol.name
@@ -204,7 +206,7 @@ def _variables(ctx: Context) -> None:
             leaf = symbol.leaf
             if leaf is not None and leaf.value in reserved:
                 _reserved_word(ctx, leaf)
-        if kind in _SCOPED_KINDS:  # `kind.is_scoped`
+        if kind is not let and kind in _SCOPED_KINDS:  # `kind.is_scoped`
             # `_shadowing` asked only when an outer scope holds the name (a scoped variable
             # is two fifths of a program's definitions, and seldom shadows one).
             scope = symbol.scope
