@@ -8,12 +8,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from openprose.analysis import prepare
+from openprose.analysis.context import NodeIndex
 from openprose.analysis.rules import grammar
 from openprose.analysis.rules.control import terminated
 from openprose.checking import check_text
 from openprose.syntax import parse
 from openprose.syntax import tree as t
 from tests.analysis.rule_checks import Range, found, only
+from tests.support.strategies import programs, texts
 
 A = 'let a = session "first"\n'
 N = 'input n: "a number"\n'
@@ -217,3 +219,48 @@ def test_an_object_is_shorthand_as_its_listed_entries_say(parts: list[str]) -> N
     for node in prepare(module).nodes(t.ObjectLiteral):
         expected = all(type(e) is t.Name for e in listed(node, t.ObjectEntry))
         assert grammar._shorthand(node) is expected
+
+
+# An output's name is told from its children without the accessor: W033 is reported as the
+# accessor says, on outputs of every shape, and an expression is covered (inside one reported
+# or an unsupported statement) as `isinstance` of the covering classes says at each ancestor.
+_OUTPUT_LINE = st.sampled_from(
+    [
+        "output a = b",
+        "output a",
+        "output = a",
+        "output a =",
+        "output",
+        "output a b = c",
+        "output a = = b",
+        'output "a" = b',
+        "output a.b = c",
+        "output a = b + 1",
+    ]
+)
+
+
+@given(st.one_of(programs(), texts), st.lists(_OUTPUT_LINE, max_size=4))
+def test_an_unnamed_output_is_told_as_by_the_accessor(text: str, lines: list[str]) -> None:
+    text += "".join(f"{line}\n" for line in lines)
+    ctx = prepare(parse(text))
+    for node in ctx.nodes(t.OutputBinding):
+        ctx.diagnostics.clear()
+        grammar._unnamed_output(ctx, node)
+        expected = node.name is None and not any(
+            isinstance(c, t.Operator) and c.value == "=" for c in node.children
+        )
+        assert [d.code for d in ctx.diagnostics] == (["W033"] if expected else []), text
+
+
+@given(st.one_of(programs(), texts))
+def test_covering_is_told_by_class_as_isinstance_says(text: str) -> None:
+    for node in NodeIndex(parse(text)).nodes(*grammar._OUTSIDE):
+        expected = False
+        parent = node.parent
+        while parent is not None:
+            if isinstance(parent, grammar._COVERING):
+                expected = True
+                break
+            parent = parent.parent
+        assert grammar._covered(node, set()) == expected, text

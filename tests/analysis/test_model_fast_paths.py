@@ -237,6 +237,10 @@ def test_classes_read_by_exact_type_have_no_subclasses() -> None:
         t.Keyword,
         t.Parameters,
         t.Arguments,
+        t.ElifClause,
+        t.ElseClause,
+        t.CatchClause,
+        t.FinallyClause,
     ):
         assert cls.__subclasses__() == [], cls
 
@@ -251,6 +255,32 @@ def _plain_session(binder: Binder, node: t.Session, scope: Any, role: str) -> No
     prompt = node.prompt
     if prompt is not None:
         binder._interpolations(prompt, scope)
+
+
+def _plain_if(binder: Binder, node: t.IfStatement, scope: Any, in_parallel: bool) -> None:
+    binder._expression(node.condition, scope)
+    binder._walk(_body(node), scope, False)
+    for clause in node.elif_clauses():
+        binder._expression(clause.condition, scope)
+        binder._walk(_body(clause), scope, False)
+    if node.else_clause is not None:
+        binder._walk(_body(node.else_clause), scope, False)
+
+
+def _plain_try(binder: Binder, node: t.TryStatement, scope: Any, in_parallel: bool) -> None:
+    binder._walk(_body(node), scope, False)
+    for catch in node.catch_clauses():
+        binder._catch(catch, scope)
+    if node.finally_clause is not None:
+        binder._walk(_body(node.finally_clause), scope, False)
+
+
+def _plain_parallel(binder: Binder, node: t.Parallel, scope: Any, role: str) -> None:
+    if node.modifiers is not None:
+        for item in node.modifiers.items():
+            if isinstance(item, t.KeywordArgument):
+                binder._expression(item.value, scope)
+    binder._walk(_body(node), scope, True)
 
 
 def _summary(model: Model) -> list[Any]:
@@ -278,13 +308,23 @@ def _summary(model: Model) -> list[Any]:
 
 @_SETTINGS
 @given(st.one_of(_string_programs(), programs(), texts))
-def test_sessions_bind_as_through_their_accessors(text: str) -> None:
+def test_constructs_bind_as_through_their_accessors(text: str) -> None:
+    # Sessions, ifs, trys and parallels are bound from their children as the parser puts
+    # them; bound through the accessors instead, the model is the same.
     module = parse(text)
     nodes = NodeIndex(module).nodes
     fast = _summary(build_model(module, nodes))
     with pytest.MonkeyPatch.context() as patch:
-        patch.setitem(model_module._EXPRESSION_HANDLERS, t.Session, _plain_session)
-        patch.setitem(model_module._WALK_ENTRIES, t.Session, (_plain_session, "value"))
+        # The binder's tables by class, pointed at handlers that read through the accessors.
+        expressions = model_module._EXPRESSION_HANDLERS
+        statements = model_module._STATEMENT_HANDLERS
+        walk = model_module._WALK_ENTRIES
+        for kind, handler in ((t.Session, _plain_session), (t.Parallel, _plain_parallel)):
+            patch.setitem(expressions, kind, handler)
+            patch.setitem(walk, kind, (handler, "value"))
+        for kind, handler in ((t.IfStatement, _plain_if), (t.TryStatement, _plain_try)):
+            patch.setitem(statements, kind, handler)
+            patch.setitem(walk, kind, (handler, None))
         plain = _summary(build_model(module, nodes))
     assert fast == plain
 

@@ -7,9 +7,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from openprose.analysis import prepare
+from openprose.analysis.model import Kind
+from openprose.analysis.rules import names
 from openprose.checking import check_text
 from openprose.diagnostics import Diagnostic
 from openprose.syntax import parse
+from openprose.syntax import tree as t
 from tests.analysis.rule_checks import only
 from tests.support.strategies import programs, texts
 
@@ -222,3 +225,37 @@ def test_a_definition_s_name_leaf_is_the_accessor_s(text: str) -> None:
     for kind, keyword in ((t.AgentDefinition, "agent"), (t.BlockDefinition, "block")):
         for node in index.nodes(kind):
             assert names._name_leaf(node, keyword) is node.name_leaf
+
+
+# A re-export (`output review = review`) is told from the output's children in one look:
+# the accessor's answer, on programs, texts and outputs of every shape (missing names,
+# values, `=`, or a value that is an error).
+_OUTPUT_LINE = st.sampled_from(
+    [
+        "output a = a",
+        "output a = b",
+        "output a",
+        "output = a",
+        "output a =",
+        "output a = $",
+        "output a = a.b",
+        "output a = = a",
+        "output a b = a",
+        'output a = "a"',
+        "output",
+    ]
+)
+
+
+@given(st.one_of(programs(), texts), st.lists(_OUTPUT_LINE, max_size=3))
+def test_a_reexport_is_told_as_by_the_accessor(text: str, lines: list[str]) -> None:
+    text += "".join(f"block b{i}():\n  {line}\n{line}\n" for i, line in enumerate(lines))
+    model = prepare(parse(text)).model
+    for symbol in model.definitions:
+        node = symbol.node
+        expected = (
+            symbol.kind is Kind.OUTPUT
+            and isinstance(node.value, t.Name)
+            and node.value.value == symbol.name
+        )
+        assert names._reexport(symbol) == expected, text

@@ -910,22 +910,44 @@ class Binder:
 
     def _try(self, node: t.TryStatement, scope: Scope, in_parallel: bool) -> None:
         self._walk(_body(node), scope, False)
-        for catch in node.catch_clauses():
-            self._catch(catch, scope)
-        if node.finally_clause is not None:
-            self._walk(_body(node.finally_clause), scope, False)
+        # ``catch_clauses()`` then ``finally_clause``, met in one pass over the children.
+        final = None
+        for child in node.children:
+            kind = type(child)
+            if kind is t.CatchClause:
+                self._catch(child, scope)
+            elif kind is t.FinallyClause and final is None:
+                final = child
+        if final is not None:
+            self._walk(_body(final), scope, False)
 
     def _orphan_catch(self, node: t.CatchClause, scope: Scope, in_parallel: bool) -> None:
         self._catch(node, scope)  # an orphan: still bind its body
 
     def _if(self, node: t.IfStatement, scope: Scope, in_parallel: bool) -> None:
-        self._expression(node.condition, scope)
+        children = node.children
+        self._condition(children, scope)
         self._walk(_body(node), scope, False)
-        for clause in node.elif_clauses():
-            self._expression(clause.condition, scope)
-            self._walk(_body(clause), scope, False)
-        if node.else_clause is not None:
-            self._walk(_body(node.else_clause), scope, False)
+        # ``elif_clauses()`` then ``else_clause``, met in one pass over the children.
+        otherwise = None
+        for child in children:
+            kind = type(child)
+            if kind is t.ElifClause:
+                self._condition(child.children, scope)
+                self._walk(_body(child), scope, False)
+            elif kind is t.ElseClause and otherwise is None:
+                otherwise = child
+        if otherwise is not None:
+            self._walk(_body(otherwise), scope, False)
+
+    def _condition(self, children: list[Any], scope: Scope) -> None:
+        """An ``if``'s or ``elif``'s condition (``_expression_after_first``): the second
+        child when it is a value."""
+        if len(children) > 1:
+            condition = children[1]
+            kind = type(condition)
+            if kind in _VALUES:
+                _EXPRESSION_HANDLERS[kind](self, condition, scope, "value")
 
     def _choice(self, node: t.ChoiceStatement, scope: Scope, in_parallel: bool) -> None:
         self._expression(node.criteria, scope)
@@ -960,10 +982,34 @@ class Binder:
 
     def _name(self, node: t.Name, scope: Scope, role: str) -> None:
         # ``_reference`` for a name leaf: one line, so its end is its column plus its length.
+        # ``_add_reference`` inlined (names are most references).
         name = node.value
-        if name not in LITERALS:
-            column = node.column
-            self._add_reference(name, role, node, scope, (0, column), (0, column + len(name)))
+        if name in LITERALS:
+            return
+        program = self._program
+        current: Scope | None = scope
+        while current is not program and current is not None:
+            symbol = current.symbols.get(name)
+            if symbol is not None:
+                hidden = None
+                break
+            current = current.parent
+        else:
+            symbol = program.symbols.get(name)
+            hidden = self._hidden.get(name) if symbol is None else None
+            if self._ops is not None:
+                self._ops.append(("get", name, symbol, hidden))
+        column = node.column
+        reference = _new(Reference)
+        reference.name = name
+        reference.role = role
+        reference.leaf = node
+        reference.symbol = symbol
+        reference.scope = scope
+        reference._start = (0, column)
+        reference._end = (0, column + len(name))
+        reference.hidden = hidden
+        self._references.append(reference)
 
     def _string(self, node: t.String, scope: Scope, role: str) -> None:
         self._interpolations(node, scope)
@@ -972,7 +1018,25 @@ class Binder:
         # ``node.agent``, ``node.prompt`` and ``node.properties()`` read from the children in
         # one pass (sessions are most statements).
         children = node.children
-        agent, block = _session_parts(children)
+        count = len(children)
+        # ``_session_parts`` for the two usual shapes, inline: ``session: agent`` and a block,
+        # ``session "prompt"`` and a line end.
+        agent: Any
+        block: Any
+        if type(children[0]) is not t.Keyword:
+            agent, block = _session_parts(children)
+        elif count == 3 and type(children[1]) is t.String and type(children[2]) is t.Newline:
+            agent = block = None
+        elif (
+            count == 4
+            and type(children[3]) is t.PropertyBlock
+            and type(children[2]) is t.Name
+            and type(children[1]) is t.Operator
+            and children[1].value == ":"
+        ):
+            agent, block = children[2], children[3]
+        else:
+            agent, block = _session_parts(children)
         if agent is not None:
             self._trace.agent_references.append((agent, node))
         if block is not None:
@@ -1014,10 +1078,12 @@ class Binder:
                     _EXPRESSION_HANDLERS[kind](self, item, scope, "value")
 
     def _parallel(self, node: t.Parallel, scope: Scope, role: str) -> None:
-        if node.modifiers is not None:
-            for item in node.modifiers.items():
-                if isinstance(item, t.KeywordArgument):
-                    self._expression(item.value, scope)
+        for child in node.children:  # ``node.modifiers``: its first Arguments child
+            if type(child) is t.Arguments:
+                for item in child.children:  # its keyword arguments, among ``items()``
+                    if type(item) is t.KeywordArgument:
+                        self._expression(item.value, scope)
+                break
         self._walk(_body(node), scope, True)
 
     def _repeat(self, node: t.Repeat, scope: Scope, role: str) -> None:

@@ -121,7 +121,14 @@ def _legacy_import(ctx: Context, node: t.ImportStatement) -> None:
 
 
 def _unnamed_output(ctx: Context, node: t.OutputBinding) -> None:
-    if node.name is not None:
+    children = node.children
+    # `node.name is not None` (a name right before `=`), told without the accessor's calls.
+    if (
+        len(children) > 2
+        and type(children[1]) is t.Name
+        and type(children[2]) is t.Operator
+        and children[2].value == "="
+    ):
         return
     if any(isinstance(c, t.Operator) and c.value == "=" for c in node.children):
         return  # `output = value`: the parser reports the empty name (E023)
@@ -240,12 +247,24 @@ def _covered(node: Any, reported: set[int]) -> bool:
     """Inside an expression already reported (W029 or W030) or an unsupported statement."""
     if id(node) in reported:
         return True
+    covering = _COVERING_CLASSES
     parent = node.parent
     while parent is not None:
-        if id(parent) in reported or isinstance(parent, _COVERING):
+        if id(parent) in reported:
+            return True
+        # `isinstance(parent, _COVERING)`, which tries its six classes in turn at every
+        # ancestor, told once a class.
+        kind = type(parent)
+        covers = covering.get(kind)
+        if covers is None:
+            covers = covering[kind] = isinstance(parent, _COVERING)
+        if covers:
             return True
         parent = parent.parent
     return False
+
+
+_COVERING_CLASSES: dict[type, bool] = {}
 
 
 def _is_condition(node: Any) -> bool:

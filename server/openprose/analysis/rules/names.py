@@ -291,12 +291,21 @@ def _namespace(symbol: Symbol) -> int:
 
 def _reexport(symbol: Symbol) -> bool:
     """``output review = review`` publishes a variable under its own name."""
+    if symbol.kind is not Kind.OUTPUT:
+        return False
     node = symbol.node
-    return (
-        symbol.kind is Kind.OUTPUT
-        and isinstance(node.value, t.Name)
-        and node.value.value == symbol.name
-    )
+    if type(node) is not t.OutputBinding:
+        return isinstance(node.value, t.Name) and node.value.value == symbol.name
+    # `node.value` (asked twice, each a look for the `=` and the union's `isinstance`) in
+    # one look at its children: what follows the first `=`, else what follows `output`.
+    children = node.children
+    value = children[1] if len(children) > 1 else None
+    for i in range(1, len(children)):
+        child = children[i]
+        if type(child) is t.Operator and child.value == "=":
+            value = children[i + 1] if i + 1 < len(children) else None
+            break
+    return type(value) is t.Name and value.value == symbol.name
 
 
 def _collides(previous: Symbol, symbol: Symbol) -> bool:
