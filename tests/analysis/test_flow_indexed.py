@@ -73,11 +73,11 @@ def assert_same_as_walking(text: str) -> None:
 
 def _runs_walking(ctx: Any, kinds: tuple[type, ...], agents: Any) -> list[flow.Run]:
     saved = flow._indexed_events
-    flow._indexed_events = lambda ctx, kinds: None  # type: ignore[assignment]
+    flow._indexed_events = lambda ctx, kinds: None
     try:
         return flow.runs(ctx, kinds, agents)
     finally:
-        flow._indexed_events = saved  # type: ignore[assignment]
+        flow._indexed_events = saved
 
 
 @pytest.mark.parametrize("text", EXAMPLES)

@@ -90,7 +90,7 @@ def _string_programs() -> st.SearchStrategy[str]:
     return st.tuples(body, quote, closed, st.sampled_from(["prompt", "property"])).map(program)
 
 
-def _expected(string: t.String) -> list[tuple[str, str, Any, Any]]:
+def _expected(string: t.String) -> list[tuple[str | None, str, Any, Any]]:
     role = "placeholder" if string.is_triple else "interpolation"
     return [
         (part.name, role, part.start, part.end)
@@ -215,6 +215,7 @@ def test_the_shortcuts_read_the_usual_shapes() -> None:
     # The shortcuts are taken (not only their fallbacks) for the common statements.
     module = parse('let x = session: writer\n  context: x\ny = "a"\n')
     let, assignment = module.statements()
+    assert isinstance(let, t.LetBinding) and isinstance(assignment, t.Assignment)
     assert _after_equals(let.children, 2) is let.value is not None
     assert _after_equals(assignment.children, 1) is assignment.value is not None
 
@@ -319,10 +320,18 @@ def test_constructs_bind_as_through_their_accessors(text: str) -> None:
         expressions = model_module._EXPRESSION_HANDLERS
         statements = model_module._STATEMENT_HANDLERS
         walk = model_module._WALK_ENTRIES
-        for kind, handler in ((t.Session, _plain_session), (t.Parallel, _plain_parallel)):
+        values: list[tuple[type, Any]] = [
+            (t.Session, _plain_session),
+            (t.Parallel, _plain_parallel),
+        ]
+        for kind, handler in values:
             patch.setitem(expressions, kind, handler)
             patch.setitem(walk, kind, (handler, "value"))
-        for kind, handler in ((t.IfStatement, _plain_if), (t.TryStatement, _plain_try)):
+        constructs: list[tuple[type, Any]] = [
+            (t.IfStatement, _plain_if),
+            (t.TryStatement, _plain_try),
+        ]
+        for kind, handler in constructs:
             patch.setitem(statements, kind, handler)
             patch.setitem(walk, kind, (handler, None))
         plain = _summary(build_model(module, nodes))
