@@ -45,7 +45,7 @@ def shown(prose: Any) -> dict[str, Any]:
 
 def test_window_sets_a_models_window_for_the_run(prose: Any, tmp_path: Path) -> None:
     write(tmp_path)
-    done = prose("run", "main.prose", "--window", "claude-opus-4-5=50_000")
+    done = prose("run", "main.prose", "--window", "claude-opus-4-8=50_000")
     assert done.returncode == 0, done.stderr
     budgets = shown(prose)["context"]
     assert [b["window"] for b in budgets] == [50_000, 50_000]
@@ -62,7 +62,7 @@ def test_runs_show_lists_the_largest_budgets(prose: Any, tmp_path: Path) -> None
     run_id = json.loads(prose("runs", "list", "--json").stdout)[0]["run_id"]
     text = prose("runs", "show", run_id).stdout
     assert "context (the largest of 2 session attempts):" in text
-    assert "  line 7: session: scribe: " in text and "of 200,000 tokens" in text
+    assert "  line 7: session: scribe: " in text and "of 1,000,000 tokens" in text
 
 
 @pytest.mark.parametrize(
@@ -85,13 +85,13 @@ def test_a_bad_window_is_a_usage_error(
 def test_the_configuration_sets_windows_and_prices(prose: Any, tmp_path: Path) -> None:
     write(tmp_path)
     (tmp_path / "prose.toml").write_text(
-        '[run.windows]\n"claude-opus-4-5" = 60000\n[run.prices]\n"m" = [1.0, 2.0]\n',
+        '[run.windows]\n"claude-opus-4-8" = 60000\n[run.prices]\n"m" = [1.0, 2.0]\n',
         encoding="utf-8",
     )
     assert prose("run", "main.prose").returncode == 0
     assert {b["window"] for b in shown(prose)["context"]} == {60_000}
     # The command line wins over the configuration.
-    assert prose("run", "main.prose", "--window", "claude-opus-4-5=70000").returncode == 0
+    assert prose("run", "main.prose", "--window", "claude-opus-4-8=70000").returncode == 0
     found = []
     for run in json.loads(prose("runs", "list", "--json").stdout):
         payload = json.loads(prose("runs", "show", run["run_id"], "--json").stdout)

@@ -170,13 +170,13 @@ def test_a_costly_fan_out_is_refused_off_a_terminal(prose: Any, tmp_path: Path) 
 def test_a_price_given_on_the_command_line_replaces_the_tables(prose: Any, tmp_path: Path) -> None:
     (tmp_path / "fan.prose").write_text(FAN_OUT, encoding="utf-8")
     args = ("run", "fan.prose", "--backend", "anthropic", "--fan-out-cost", "0.5")
-    free = ("--price", "claude-opus-4-5=0,0", "--max-sessions", "0")
+    free = ("--price", "claude-opus-4-8=0,0", "--max-sessions", "0")
     done = prose(*args, *free, stdin="", **ANTHROPIC)
     assert "declined" not in done.stderr  # estimated at $0 now
     assert "session limit reached (0 sessions)" in done.stderr
-    dear = prose(*args, "--price", "claude-opus-4-5=1000,1000", "--max-sessions", "0", **ANTHROPIC)
+    dear = prose(*args, "--price", "claude-opus-4-8=1000,1000", "--max-sessions", "0", **ANTHROPIC)
     assert "fan-out of 3 branches estimated at $24" in dear.stderr  # 3 x 8,2xx tokens
-    bad = prose("run", "fan.prose", "--price", "claude-opus-4-5=1")
+    bad = prose("run", "fan.prose", "--price", "claude-opus-4-8=1")
     assert bad.returncode == 2
     assert "--price needs MODEL=INPUT,OUTPUT[,CACHE_READ[,CACHE_WRITE]]" in bad.stderr
 

@@ -143,7 +143,7 @@ def test_a_run_recovers_until_the_provider_accepts(
 def test_anthropics_counter_counts_a_request_near_its_window(
     fake: FakeProvider, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(windows.WINDOWS, "claude-opus-4-5", 14_000)
+    monkeypatch.setitem(windows.WINDOWS, "claude-opus-4-8", 14_000)
     fake.respond = _responder("anthropic")
     result = _run(tmp_path, _backend("anthropic", fake.url))
     assert result.status == "success", result.error

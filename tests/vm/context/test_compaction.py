@@ -23,7 +23,7 @@ def _program() -> str:
 @pytest.fixture
 def small_window(monkeypatch: pytest.MonkeyPatch) -> int:
     # 8,192 of it is the answer's reserve; ~3,800 tokens are left for history and task.
-    monkeypatch.setitem(windows.WINDOWS, "claude-opus-4-5", 12_000)
+    monkeypatch.setitem(windows.WINDOWS, "claude-opus-4-8", 12_000)
     return 12_000
 
 
@@ -63,7 +63,7 @@ def test_the_flush_and_the_fold_are_in_memory_md(run_prose: Any, small_window: i
 
 
 def test_no_compaction_while_the_history_fits(run_prose: Any) -> None:
-    run = run_prose(_program())  # the offline answers are short; the window is 200,000
+    run = run_prose(_program())  # the offline answers are short; the window is 1,000,000
     assert run.result.status == "success"
     assert all(not r.history for r in run.backend.sessions)
     assert len(run.backend.sessions[-1].turns) == TURNS - 1

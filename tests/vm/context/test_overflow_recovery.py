@@ -88,7 +88,7 @@ def test_the_vm_foresees_an_overflow_and_recovers_before_sending(
     run_prose: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # ~300 tokens beyond the reserve: the value's 500-token summary cannot fit.
-    monkeypatch.setitem(windows.WINDOWS, "claude-opus-4-5", 8_500)
+    monkeypatch.setitem(windows.WINDOWS, "claude-opus-4-8", 8_500)
     source = f'let doc = "{"word " * 1_000}"\nsession "Use it"\n  model: opus\n  context: doc\n'
     run = run_prose(source)
     assert run.result.status == "success"

@@ -16,7 +16,7 @@ DEFAULT_ALIAS = "sonnet"  # the model of a session, condition or choice that nam
 
 ALIASES: dict[str, dict[str, str]] = {
     "anthropic": {
-        "opus": "claude-opus-4-5",
+        "opus": "claude-opus-4-8",
         "sonnet": "claude-sonnet-4-6",
         "haiku": "claude-haiku-4-5",
     },
@@ -37,6 +37,7 @@ class Price:
 
 
 PRICES: dict[str, Price] = {
+    "claude-opus-4-8": Price(5.0, 25.0, 0.50, 6.25),
     "claude-opus-4-5": Price(5.0, 25.0, 0.50, 6.25),
     "claude-sonnet-4-6": Price(3.0, 15.0, 0.30, 3.75),
     "claude-sonnet-4-5": Price(3.0, 15.0, 0.30, 3.75),

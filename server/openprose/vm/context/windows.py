@@ -18,6 +18,7 @@ DEFAULT_WINDOW = 128_000
 RESERVE = 8_192
 
 WINDOWS: dict[str, int] = {
+    "claude-opus-4-8": 1_000_000,
     "claude-opus-4-5": 200_000,
     "claude-opus-4-1": 200_000,
     "claude-sonnet-4-6": 200_000,
