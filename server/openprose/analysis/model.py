@@ -796,22 +796,6 @@ class Binder:
                 if ops is not None:
                     ops.append(("hide", name, symbol))
 
-    def _lookup(self, scope: Scope, name: str) -> tuple[Symbol | None, Symbol | None]:
-        """The symbol ``name`` means in ``scope``, and (when none) the local of an ended
-        body it may have meant; a search that reaches the program scope is traced."""
-        program = self.model.program_scope
-        current: Scope | None = scope
-        while current is not None and current is not program:
-            symbol = current.symbols.get(name)
-            if symbol is not None:
-                return symbol, None
-            current = current.parent
-        symbol = program.symbols.get(name)
-        hidden = self._hidden.get(name) if symbol is None else None
-        if self._ops is not None:
-            self._ops.append(("get", name, symbol, hidden))
-        return symbol, hidden
-
     # ------------------------------------------------------------ walking
 
     def _walk(self, children: list[Any], scope: Scope, in_parallel: bool) -> None:
@@ -982,34 +966,10 @@ class Binder:
 
     def _name(self, node: t.Name, scope: Scope, role: str) -> None:
         # ``_reference`` for a name leaf: one line, so its end is its column plus its length.
-        # ``_add_reference`` inlined (names are most references).
         name = node.value
-        if name in LITERALS:
-            return
-        program = self._program
-        current: Scope | None = scope
-        while current is not program and current is not None:
-            symbol = current.symbols.get(name)
-            if symbol is not None:
-                hidden = None
-                break
-            current = current.parent
-        else:
-            symbol = program.symbols.get(name)
-            hidden = self._hidden.get(name) if symbol is None else None
-            if self._ops is not None:
-                self._ops.append(("get", name, symbol, hidden))
-        column = node.column
-        reference = _new(Reference)
-        reference.name = name
-        reference.role = role
-        reference.leaf = node
-        reference.symbol = symbol
-        reference.scope = scope
-        reference._start = (0, column)
-        reference._end = (0, column + len(name))
-        reference.hidden = hidden
-        self._references.append(reference)
+        if name not in LITERALS:
+            column = node.column
+            self._add_reference(name, role, node, scope, (0, column), (0, column + len(name)))
 
     def _string(self, node: t.String, scope: Scope, role: str) -> None:
         self._interpolations(node, scope)
@@ -1303,7 +1263,8 @@ class Binder:
         end: tuple[int, int],
     ) -> None:
         """A reference to ``name`` at ``start``-``end``, relative to ``leaf``'s line."""
-        # ``_lookup`` inlined: every reference makes one.
+        # The symbol ``name`` means in ``scope``, and (when none) the local of an ended body
+        # it may have meant; a search that reaches the program scope is traced.
         program = self._program
         current: Scope | None = scope
         while current is not program and current is not None:
