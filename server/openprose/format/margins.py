@@ -29,12 +29,9 @@ from __future__ import annotations
 
 import re
 from itertools import compress, pairwise
-from operator import methodcaller, sub
+from operator import sub
 
 from openprose.syntax.tokenizer import _TOKEN
-
-_STRIP = methodcaller("strip", " ")
-_LSTRIP = methodcaller("lstrip", " ")
 
 
 def token_group(pattern: str, name: str) -> str:
