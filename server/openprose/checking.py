@@ -41,7 +41,8 @@ def check_text(
     # them, and on a big file it ran often enough to take a third of the time.
     with gc_paused():
         module = parse(text)
-        ctx = prepare(module, Path(path) if path else None)
+        # The path as given: a ``Path`` is made of it only if a rule needs one.
+        ctx = prepare(module, path or None)
         run_rules(ctx)
         # Unsorted: ``finish`` sorts what is left after selection and suppression.
         found = finish([*ctx.syntax_diagnostics(), *ctx.diagnostics], module, config, text)
@@ -76,14 +77,16 @@ def finish(
     """Selection, then severity overrides, then suppression comments (README, "Configuration").
     Suppression comments that have no effect are reported too (W036), under the same
     selection."""
-    from openprose.suppressions import apply_suppressions, find_suppressions
-
     suppressions = None
     if text is None or "prose:" in text:
+        from openprose.suppressions import find_suppressions
+
         suppressions = find_suppressions(module)
         diagnostics = diagnostics + suppressions.problems
     if config is not None:
         diagnostics = config.apply(diagnostics)
     if suppressions is not None:
+        from openprose.suppressions import apply_suppressions
+
         diagnostics = apply_suppressions(diagnostics, suppressions)
     return sorted(diagnostics, key=Diagnostic.sort_key)

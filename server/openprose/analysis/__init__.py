@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
 from openprose.analysis.context import _ISSUES, _STRINGS, Context, NodeIndex
 from openprose.analysis.model import Model, build_model
 from openprose.analysis.rules import all_rules
+from openprose.analysis.project import project_roots_remembered, surroundings
 from openprose.diagnostics import Diagnostic
 from openprose.syntax.tree import ErrorNode
 
@@ -48,79 +45,18 @@ def _run(module: Any, path: Path | None, project_root: Path | None, contracts: A
 
 def prepare(
     module: Any,
-    path: Path | None = None,
+    path: Path | str | None = None,
     project_root: Path | None = None,
     contracts: Any = None,
 ) -> Context:
     """A context with the semantic model built and no rule run yet (editor features use
     the model; ``diagnostics_of`` runs the rules on the same context later)."""
-    project_root, contracts = surroundings(path, project_root, contracts)
     index = NodeIndex(module)
-    return Context(module, build_model(module, index.nodes), index, path, project_root, contracts)
-
-
-def surroundings(
-    path: Path | None, project_root: Path | None, contracts: Any
-) -> tuple[Path | None, Any]:
-    """The project root whose `.prose/` state the rules consult, and the loader of imported
-    programs' contracts, for a document at ``path`` (None: not on disk)."""
-    if path is not None:
-        from openprose.analysis.contracts import ContractLoader
-
-        if project_root is not None:
-            root = project_root
-        else:
-            root, has_state = _project_root(path)
-            if has_state:
-                # Agent memory is checked against the project's `.prose/` state when it exists.
-                project_root = root
-        if contracts is None:
-            contracts = ContractLoader(root)
-    return project_root, contracts
-
-
-def _project_root(file: Path) -> tuple[Path, bool]:
-    """``contracts.project_root_of(file)``, and whether that directory holds ``.prose/``.
-
-    The same search with string paths: building a ``Path`` per candidate, then looking for
-    ``.prose/`` in the root found once more, took most of the time of checking a small file.
-    """
-    remembered = _REMEMBERED_ROOTS.get()
-    if remembered is not None:
-        # By the directory's name: hashing a new ``Path`` cost more than the lookup.
-        name = os.path.dirname(file)
-        found = remembered.get(name)
-        if found is None:
-            found = remembered[name] = _search_root(file.parent)
-        return found
-    return _search_root(file.parent)
-
-
-def _search_root(directory: Path) -> tuple[Path, bool]:
-    for candidate in (directory, *directory.parents):
-        if os.path.isdir(os.path.join(candidate, ".prose")):
-            return candidate, True
-    return directory, False
-
-
-# The project roots found so far, by directory, while a batch of files is checked at one
-# moment (``project_roots_remembered``); None otherwise: an editor's analyses look again
-# each time, since a `.prose/` directory may be made while it runs.
-_REMEMBERED_ROOTS: ContextVar[dict[str, tuple[Path, bool]] | None] = ContextVar(
-    "remembered_project_roots", default=None
-)
-
-
-@contextmanager
-def project_roots_remembered() -> Iterator[None]:
-    """Within this block, each directory's project root is searched for once: for a command
-    checking many files of a few directories (the search climbs to the file system's root
-    for every file, most of the time of checking a small one)."""
-    token = _REMEMBERED_ROOTS.set({})
-    try:
-        yield
-    finally:
-        _REMEMBERED_ROOTS.reset(token)
+    model = build_model(module, index.nodes)
+    if path is not None and (project_root is None or contracts is None):
+        # Found when a rule first needs them (most programs import nothing).
+        return Context(module, model, index, path, project_root, contracts, around=True)
+    return Context(module, model, index, path, project_root, contracts)
 
 
 def run_rules(ctx: Context) -> None:

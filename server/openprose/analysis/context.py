@@ -4,7 +4,6 @@ report a diagnostic with an exact range."""
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable
-from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
 from typing import Any, TypeVar
@@ -123,27 +122,90 @@ def _meet(kinds: Iterable[type]) -> None:
                 _ANSWERS[classes] = sorted([*answering, kind], key=_class_name)
 
 
-@dataclass
 class Context:
     """Built whole by ``analysis.prepare``: the model is made from the same node index the
-    rules query."""
+    rules query.
 
-    module: Any
-    model: Model
-    index: NodeIndex = field(repr=False)
-    path: Path | None = None
-    # The directory holding the project's `.prose/` state (None: not known).
-    project_root: Path | None = None
-    # Loads the contract of a program a `use` statement names (None: no cross-file).
-    contracts: Any = None
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    # For the context of one top-level item (an incremental analysis checks each on its
-    # own): the whole program's context, which holds the program's facts.
-    program: Context | None = field(default=None, repr=False)
-    # For the context of a run of top-level items: the model's definitions, references
-    # and uses of agents and blocks made by those items (None: the whole model's).
-    local_part: Part | None = field(default=None, repr=False)
-    _memo: dict[Hashable, Any] = field(default_factory=dict, repr=False)
+    ``path`` names the document on disk (a string is taken as well: it becomes a ``Path``
+    when a rule first asks for it).  ``project_root`` is the directory holding the
+    project's `.prose/` state (None: not known) and ``contracts`` loads the contract of a
+    program a `use` statement names (None: no cross-file).  With ``around=True`` both are
+    found from ``path`` when a rule first asks for either (``analysis.surroundings``): most
+    programs import nothing and keep no agent memory, and finding them took an eighth of
+    checking a small file."""
+
+    __slots__ = (
+        "_contracts",
+        "_memo",
+        "_path",
+        "_project_root",
+        "diagnostics",
+        "index",
+        "local_part",
+        "model",
+        "module",
+        "program",
+    )
+
+    def __init__(
+        self,
+        module: Any,
+        model: Model,
+        index: NodeIndex,
+        path: Path | str | None = None,
+        project_root: Path | None = None,
+        contracts: Any = None,
+        diagnostics: list[Diagnostic] | None = None,
+        program: Context | None = None,
+        local_part: Part | None = None,
+        *,
+        around: bool = False,
+    ) -> None:
+        self.module = module
+        self.model = model
+        self.index = index
+        self._path = path
+        # (What is given is kept: only what is not is found.)
+        self._project_root: Any = _NOT_YET if around and project_root is None else project_root
+        self._contracts: Any = _NOT_YET if around and contracts is None else contracts
+        self.diagnostics: list[Diagnostic] = diagnostics if diagnostics is not None else []
+        # For the context of one top-level item (an incremental analysis checks each on its
+        # own): the whole program's context, which holds the program's facts.
+        self.program = program
+        # For the context of a run of top-level items: the model's definitions, references
+        # and uses of agents and blocks made by those items (None: the whole model's).
+        self.local_part = local_part
+        self._memo: dict[Hashable, Any] = {}
+
+    def __repr__(self) -> str:
+        return f"<Context {self._path!s}>"
+
+    @property
+    def path(self) -> Path | None:
+        path = self._path
+        if isinstance(path, str):
+            path = self._path = Path(path)
+        return path
+
+    @property
+    def project_root(self) -> Path | None:
+        if self._project_root is _NOT_YET:
+            self._find_surroundings()
+        root: Path | None = self._project_root
+        return root
+
+    @property
+    def contracts(self) -> Any:
+        if self._contracts is _NOT_YET:
+            self._find_surroundings()
+        return self._contracts
+
+    def _find_surroundings(self) -> None:
+        from openprose.analysis.project import surroundings
+
+        given_root = None if self._project_root is _NOT_YET else self._project_root
+        given_contracts = None if self._contracts is _NOT_YET else self._contracts
+        self._project_root, self._contracts = surroundings(self.path, given_root, given_contracts)
 
     @property
     def part(self) -> Part | Model:
@@ -276,6 +338,9 @@ _start_pos = attrgetter("start_pos")
 
 def _class_name(kind: type) -> str:
     return kind.__name__
+
+
+_NOT_YET = object()  # surroundings not found yet
 
 
 class _STRINGS:  # the index key for string leaves
