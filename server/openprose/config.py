@@ -15,6 +15,7 @@ The format follows ruff's rule selection, kept small (README, "Configuration")::
     # run.allow-remote = true: prose run may fetch https:// and handle/slug programs
     # run.state = "sqlite": where prose run keeps run state (filesystem, sqlite, postgres,
     #   in-context; docs/run.md)
+    # run.engine = "dbos": what executes prose run's runs (local, dbos; docs/scale.md)
     # run.windows = { "llama3.1" = 32000 }: context windows by model id (docs/context.md)
     # run.prices = { "llama3.1" = [0.1, 0.2] }: dollars per million tokens in, out[, cache
     #   read[, cache write]] (docs/run.md)
@@ -58,7 +59,8 @@ KEYS = (
     "force-exclude",
     "run",
 )
-RUN_KEYS = ("model-map", "allow-remote", "state", "windows", "prices")
+RUN_KEYS = ("model-map", "allow-remote", "state", "engine", "windows", "prices")
+ENGINES = ("local", "dbos")
 STATE_BACKENDS = ("filesystem", "sqlite", "postgres", "in-context")
 SEVERITIES = {s.label: s for s in sorted(Severity)}  # error, warning, information, hint
 
@@ -129,6 +131,7 @@ class Config:
     extend_exclude: tuple[str, ...] = ()
     respect_gitignore: bool = True
     force_exclude: bool = False
+    engine: str | None = None  # prose run: local or dbos (None: local)
     enabled: frozenset[str] = dataclasses.field(init=False)
     severities: Mapping[str, Severity] = dataclasses.field(init=False)
 
@@ -242,6 +245,11 @@ def config_from_table(source: str, table: Mapping[str, Any]) -> Config:
         raise ConfigError(
             source, f"`run.state` must be one of {', '.join(STATE_BACKENDS)}, not {state!r}"
         )
+    engine = run.get("engine")
+    if engine is not None and engine not in ENGINES:
+        raise ConfigError(
+            source, f"`run.engine` must be one of {', '.join(ENGINES)}, not {engine!r}"
+        )
     windows = _parse_windows(source, run.get("windows", {}))
     prices = _parse_prices(source, run.get("prices", {}))
     exclude = table.get("exclude")
@@ -258,6 +266,7 @@ def config_from_table(source: str, table: Mapping[str, Any]) -> Config:
         extend_exclude=_parse_globs(source, "extend-exclude", table.get("extend-exclude", [])),
         respect_gitignore=_parse_flag(source, "respect-gitignore", table, default=True),
         force_exclude=_parse_flag(source, "force-exclude", table, default=False),
+        engine=engine,
     )
 
 

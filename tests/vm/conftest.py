@@ -12,6 +12,7 @@ import pytest
 
 from openprose.checking import check_text
 from openprose.vm.backends.offline import OfflineBackend
+from openprose.vm.engines.base import Attachment, RunSpec
 from openprose.vm.events import Event
 from openprose.vm.interpreter import Options
 from openprose.vm.runner import run_file
@@ -20,8 +21,20 @@ from tests.vm.vm_support import FakeClock, Recording, Run
 RunProse = Callable[..., Run]
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    # The construct suites (marked `both_engines`) run on the local and the dbos engine,
+    # which must bind, output, narrate and write the run directory alike.
+    if "engine" in metafunc.fixturenames and metafunc.definition.get_closest_marker("both_engines"):
+        metafunc.parametrize("engine", ["local", "dbos"])
+
+
 @pytest.fixture
-def run_prose(tmp_path: Path) -> RunProse:
+def engine() -> str:
+    return "local"
+
+
+@pytest.fixture
+def run_prose(tmp_path: Path, engine: str) -> RunProse:
     def run(
         source: str,
         inputs: dict[str, Any] | None = None,
@@ -40,17 +53,40 @@ def run_prose(tmp_path: Path) -> RunProse:
         assert not errors, errors
         recording = Recording(backend or OfflineBackend())
         events: list[Event] = []
-        result = asyncio.run(
-            run_file(
-                main,
-                inputs,
-                backend=recording,
-                runs_root=tmp_path / ".prose" / "runs",
-                sinks=[events.append],
-                options=options or Options(jitter=False),
-                clock=clock or FakeClock(),
+        runs_root = tmp_path / ".prose" / "runs"
+        if engine == "dbos":
+            result = run_on_dbos(
+                RunSpec(
+                    str(main),
+                    text,
+                    dict(inputs or {}),
+                    runs_root=str(runs_root),
+                    options=RunSpec.options_of(options or Options(jitter=False)),
+                ),
+                Attachment(sinks=[events.append], backend=recording, clock=clock or FakeClock()),
             )
-        )
+        else:
+            result = asyncio.run(
+                run_file(
+                    main,
+                    inputs,
+                    backend=recording,
+                    runs_root=runs_root,
+                    sinks=[events.append],
+                    options=options or Options(jitter=False),
+                    clock=clock or FakeClock(),
+                )
+            )
         return Run(result, recording, events, tmp_path)
 
     return run
+
+
+def run_on_dbos(spec: RunSpec, attachment: Attachment) -> Any:
+    """``spec`` run as a DBOS workflow executed by this process, on a SQLite system
+    database beside its runs."""
+    from openprose.vm.engines.dbos_engine import DbosExecutor, system_database_url
+    from openprose.vm.rundir import new_run_id
+
+    url = system_database_url(spec.state, Path(spec.runs_root), environ={})
+    return asyncio.run(DbosExecutor(url).run(spec, new_run_id(), attachment))

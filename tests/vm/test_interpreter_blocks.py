@@ -25,6 +25,10 @@ let result = do shrink("text", 1)
 """
 
 
+# Every test here runs on both engines (tests/vm/conftest.py).
+pytestmark = pytest.mark.both_engines
+
+
 def test_recursion_gets_a_fresh_execution_id_per_invocation(run_prose: Any) -> None:
     backend = OfflineBackend(conditions={"small enough": [False, False, True]})
     run = run_prose(RECURSIVE, backend=backend)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from openprose.vm.backends.offline import OfflineBackend
 from openprose.vm.interpreter import Options
 from tests.vm.vm_support import Answering
@@ -16,6 +18,10 @@ elif **only lint fails**:
 else:
   session "Debug"
 """
+
+
+# Every test here runs on both engines (tests/vm/conftest.py).
+pytestmark = pytest.mark.both_engines
 
 
 def test_if_runs_the_first_branch_whose_condition_holds(run_prose: Any) -> None:

@@ -10,6 +10,9 @@ from openprose.vm.backends.offline import OfflineBackend
 from openprose.vm.interpreter import Options
 from tests.vm.vm_support import FakeClock
 
+# Every test here runs on both engines (tests/vm/conftest.py).
+pytestmark = pytest.mark.both_engines
+
 
 def test_catch_binds_the_error_and_finally_always_runs(run_prose: Any) -> None:
     run = run_prose(

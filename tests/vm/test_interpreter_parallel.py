@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
 from openprose.vm.backends.base import BackendError, SessionRequest, SessionResult
 from openprose.vm.backends.offline import OfflineBackend
 from openprose.vm.interpreter import Options
@@ -47,6 +49,10 @@ class Counting(OfflineBackend):
             return await super().run_session(request)
         finally:
             self.in_flight -= 1
+
+
+# Every test here runs on both engines (tests/vm/conftest.py).
+pytestmark = pytest.mark.both_engines
 
 
 def test_all_binds_named_branches_at_the_join(run_prose: Any) -> None:

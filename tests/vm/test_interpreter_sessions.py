@@ -9,6 +9,9 @@ import pytest
 
 from openprose.vm.interpreter import MissingInput, Options
 
+# Every test here runs on both engines (tests/vm/conftest.py).
+pytestmark = pytest.mark.both_engines
+
 
 def test_agent_properties_are_the_defaults_a_session_overrides(run_prose: Any) -> None:
     run = run_prose(

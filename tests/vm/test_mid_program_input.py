@@ -26,6 +26,10 @@ output summary = session "Summarise {notes} from the {angle} angle"
 """
 
 
+# Every test here runs on both engines (tests/vm/conftest.py).
+pytestmark = pytest.mark.both_engines
+
+
 def test_only_inputs_after_the_first_executable_statement_are_mid_program() -> None:
     module = parse('use "./lib"\ninput a: "x"\nagent w:\n  model: opus\ninput b: "y"\n' + PROGRAM)
     assert mid_program_inputs(module) == {"angle"}

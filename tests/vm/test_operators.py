@@ -7,6 +7,9 @@ import pytest
 from openprose.vm.operators import binary, compare, truth
 from openprose.vm.values import ProseError
 
+# Every test here runs on both engines (tests/vm/conftest.py).
+pytestmark = pytest.mark.both_engines
+
 
 def test_arithmetic_and_joining() -> None:
     assert binary(5, "-", 1) == 4

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from tests.vm.vm_support import Answering
 
 ANSWERS = Answering(
@@ -19,6 +21,10 @@ ANSWERS = Answering(
         "two after 1": "2",
     }
 )
+
+
+# Every test here runs on both engines (tests/vm/conftest.py).
+pytestmark = pytest.mark.both_engines
 
 
 def test_a_branch_does_not_see_a_sibling_write_before_the_join(run_prose: Any) -> None:

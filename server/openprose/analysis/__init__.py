@@ -7,8 +7,8 @@ from typing import Any
 
 from openprose.analysis.context import _ISSUES, _STRINGS, Context, NodeIndex
 from openprose.analysis.model import Model, build_model
-from openprose.analysis.rules import all_rules
 from openprose.analysis.project import project_roots_remembered, surroundings
+from openprose.analysis.rules import all_rules
 from openprose.diagnostics import Diagnostic
 from openprose.syntax.tree import ErrorNode
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from openprose import __version__
 from openprose import server_options as lsp_options
-from openprose.cli import check, compile, fmt, run, runs, state
+from openprose.cli import check, compile, fmt, run, runs, state, worker
 
 PROG = "prose"
 
@@ -74,6 +74,17 @@ def build_parser() -> argparse.ArgumentParser:
         "declined, 2 for a usage error (an unknown run id, a run still running).",
     )
     runs.add_arguments(runs_parser)
+
+    worker_parser = commands.add_parser(
+        "worker",
+        help="execute the runs queued for the dbos engine",
+        description="Execute the runs that `prose run --engine dbos --detach` queued, and take "
+        "over the runs of workers whose process is gone (docs/scale.md). Runs until "
+        "interrupted (SIGINT or SIGTERM). Exit status: 0 when stopped, 2 for a usage error "
+        "(the dbos extra missing, a system database it cannot reach).",
+    )
+    worker.add_arguments(worker_parser)
+    worker_parser.set_defaults(handler=worker.run)
 
     state_parser = commands.add_parser(
         "state",

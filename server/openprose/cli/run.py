@@ -65,6 +65,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="offline backend: a loop condition is satisfied on its Nth evaluation (default 2)",
     )
     parser.add_argument(
+        "--offline-delay",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="offline backend: each session takes SECONDS to answer (a dry run paced like a "
+        "real one; default 0)",
+    )
+    parser.add_argument(
         "--max-sessions",
         type=int,
         metavar="N",
@@ -170,6 +178,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="where run directories are created (default: .prose/runs in the current directory)",
     )
     parser.add_argument(
+        "--engine",
+        choices=("local", "dbos"),
+        help="what executes the run: local (this process, the default) or dbos (a durable "
+        "DBOS workflow that a worker takes over if this process dies; needs the dbos extra; "
+        "docs/scale.md)",
+    )
+    parser.add_argument(
+        "--detach",
+        action="store_true",
+        help="with --engine dbos: put the run on the queue for `prose worker` processes, print "
+        "its id and return at once",
+    )
+    parser.add_argument(
         "--otel",
         action="store_true",
         help="send OpenTelemetry traces and metrics where the OTEL_* variables say (needs the "
@@ -205,11 +226,12 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         mid_program_inputs,
     )
     from openprose.vm.progress import Progress
-    from openprose.vm.runner import run_file
     from openprose.vm.state import StateError
 
     if args.offline_rounds < 1:
         raise UsageError("--offline-rounds must be at least 1")
+    if args.offline_delay < 0:
+        raise UsageError("--offline-delay must be 0 or more")
     if args.concurrency < 1:
         raise UsageError("--concurrency must be at least 1")
     if args.max_sessions is not None and args.max_sessions < 0:
@@ -266,6 +288,11 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     _set_tables(args, config)
     module = parse(text)
     state = args.state or (config.state if config is not None else None) or "filesystem"
+    engine = args.engine or (config.engine if config is not None else None) or "local"
+    if engine == "dbos":
+        _dbos_usable(args, state, fetched)
+    elif args.detach:
+        raise UsageError("--detach goes with --engine dbos (a local run lives with its process)")
     runs_root = Path(args.run_dir).resolve() if args.run_dir else Path.cwd() / ".prose" / "runs"
     if args.force and not args.resume:
         raise UsageError("--force goes with --resume RUN_ID")
@@ -277,8 +304,9 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             print(f"prose: warning: {warning}", file=stderr)
     # On a terminal, an input declared mid-program is asked when the run reaches it (the
     # language pauses there); elsewhere every missing input is an error before the run.
-    asks = sys.stdin.isatty()
-    later = mid_program_inputs(module) if asks else set()
+    asks = sys.stdin.isatty() and not args.detach
+    # A detached run on the dbos engine waits for its mid-program inputs as messages.
+    later = mid_program_inputs(module) if asks or args.detach else set()
     declared = [item for item in declared_inputs(module) if item[0] not in later]
     inputs = _inputs(args, declared, stderr, later) if resume is None else None
     backend: Any
@@ -294,7 +322,7 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         backend = _real_backend(args, dict(config.model_map) if config else {})
         print(f"prose: running on the {args.backend} backend", file=stderr)
     else:
-        backend = OfflineBackend(rounds=args.offline_rounds)
+        backend = OfflineBackend(rounds=args.offline_rounds, delay=args.offline_delay)
         print("prose: dry run on the offline backend: no model is called", file=stderr)
     if args.record:
         try:
@@ -309,31 +337,49 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         terminal = bool(isatty and isatty())
         sinks = [Progress(stderr, terminal, total=len(module.statements()))]
     telemetry = _telemetry(args.otel)
-    try:
-        result = asyncio.run(
-            run_file(
-                program,
-                inputs,
-                backend=backend,
-                runs_root=runs_root,
-                sinks=sinks,
-                options=Options(
-                    concurrency=args.concurrency,
-                    max_sessions=args.max_sessions,
-                    max_cost=args.max_cost,
-                    max_tokens=args.max_tokens,
-                    fan_out_cost=None if args.yes else args.fan_out_cost,
-                ),
-                checked=(text, module),
-                confirm=None if args.yes or not sys.stdin.isatty() else _asker(stderr),
-                ask=_input_asker(stderr) if asks else None,
-                resume=resume,
-                remote=loader,
-                state=state,
-                fetched=fetched,
-                telemetry=telemetry,
+    from openprose.vm.engines.base import Attachment, RunSpec
+
+    spec = RunSpec(
+        program=str(program),
+        text=text,
+        inputs=dict(inputs or {}),
+        state=state,
+        runs_root=str(runs_root),
+        backend="replay" if args.replay else args.backend,
+        offline_rounds=args.offline_rounds,
+        offline_delay=args.offline_delay,
+        record=str(Path(args.record).resolve()) if args.record and engine == "dbos" else None,
+        replay=str(Path(args.replay).resolve()) if args.replay else None,
+        model_map={**(dict(config.model_map) if config else {}), **_model_map(args)},
+        options=RunSpec.options_of(
+            Options(
+                concurrency=args.concurrency,
+                max_sessions=args.max_sessions,
+                max_cost=args.max_cost,
+                max_tokens=args.max_tokens,
+                fan_out_cost=None if args.yes else args.fan_out_cost,
             )
-        )
+        ),
+    )
+    attachment = Attachment(
+        sinks=sinks,
+        ask=_input_asker(stderr) if asks else None,
+        confirm=None if args.yes or not sys.stdin.isatty() else _asker(stderr),
+        # On the dbos engine the run's backend is made from its spec, here as by any worker
+        # that takes it over (the one made above checked the options).
+        backend=None if engine == "dbos" else backend,
+        telemetry=telemetry,
+    )
+    try:
+        if engine == "dbos":
+            result = _run_on_dbos(args, spec, attachment, stdout, stderr)
+            if result is None:  # detached
+                return EXIT_OK
+        else:
+            from openprose.vm.engines.local import LocalExecutor
+
+            executor = LocalExecutor(resume=resume, remote=loader, fetched=fetched)
+            result = asyncio.run(executor.run(spec, None, attachment))
     except MissingInput as missing_input:  # pragma: no cover - inputs are gathered above
         raise UsageError(f"missing input {missing_input.name!r}") from None
     except KeyboardInterrupt:
@@ -391,6 +437,73 @@ def _remote_loader(args: argparse.Namespace, config: Any, *, required: bool = Tr
             "(or allow-remote = true in the run configuration)"
         )
     return None
+
+
+def _model_map(args: argparse.Namespace) -> dict[str, str]:
+    from openprose.vm.backends.providers import parse_model_map
+
+    try:
+        return dict(parse_model_map(args.model_map))
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+
+def _dbos_usable(args: argparse.Namespace, state: str, fetched: Any) -> None:
+    """What the dbos engine cannot do yet, refused before anything runs."""
+    from openprose.vm.engines.dbos_engine import EngineError, require_dbos
+
+    try:
+        require_dbos()
+    except EngineError as error:
+        raise UsageError(str(error)) from None
+    if state == "in-context":
+        raise UsageError(
+            "--engine dbos keeps a run's state where a worker can take it over: "
+            "--state in-context keeps none"
+        )
+    if args.resume:
+        raise UsageError(
+            "--engine dbos takes over an interrupted run by itself (`prose worker`); "
+            "--resume is for runs of the local engine"
+        )
+    if fetched is not None or args.allow_remote:
+        raise UsageError("--engine dbos does not run remote programs yet (docs/scale.md)")
+
+
+def _run_on_dbos(
+    args: argparse.Namespace, spec: Any, attachment: Any, stdout: TextIO, stderr: TextIO
+) -> Any:
+    """The run as a DBOS workflow: executed here and waited for, or (``--detach``) put on
+    the queue; None then, its id printed."""
+    import asyncio
+
+    from openprose.vm.engines.dbos_engine import (
+        DbosExecutor,
+        EngineError,
+        shown,
+        system_database_url,
+    )
+    from openprose.vm.rundir import new_run_id
+    from openprose.vm.state import StateError
+
+    try:
+        url = system_database_url(spec.state, Path(spec.runs_root))
+    except StateError as error:
+        raise UsageError(f"{spec.state} state: {error}") from None
+    executor = DbosExecutor(url)
+    run_id = new_run_id()
+    try:
+        if args.detach:
+            executor.submit(spec, run_id)
+            print(run_id, file=stdout)
+            print(
+                f"prose: run {run_id} is queued in {shown(url)}; `prose worker` runs it",
+                file=stderr,
+            )
+            return None
+        return asyncio.run(executor.run(spec, run_id, attachment))
+    except EngineError as error:
+        raise UsageError(str(error)) from None
 
 
 def _real_backend(args: argparse.Namespace, configured: dict[str, str]) -> Any:

@@ -82,6 +82,7 @@ async def run_file(
     state: str = "filesystem",
     catalog: Catalog | None = None,
     telemetry: Telemetry | None = None,
+    run_id: str | None = None,
 ) -> RunResult:
     """Check and run ``path``; its state goes under ``runs_root`` (None: no state) in the
     ``state`` backend (or in ``catalog``, when given).  ``project_root`` is where
@@ -97,7 +98,10 @@ async def run_file(
     names it): its source and sha256 go to ``source.json`` in the run directory.
 
     ``telemetry`` traces the run (vm/telemetry.py): it wraps the journal, so that a step
-    answered from it still has its span, marked replayed and counted in no metric."""
+    answered from it still has its span, marked replayed and counted in no metric.
+
+    ``run_id`` names a new run (an engine that chose it beforehand: the DBOS workflow's id);
+    by default the catalogue makes one."""
     text, module = checked if checked is not None else load_checked(path)
     if fetched is not None and project_root is None:
         # A fetched program has no directory: project memory lives where it is run from.
@@ -112,7 +116,9 @@ async def run_file(
         if catalog is None:
             assert runs_root is not None
             catalog = open_catalog(state, runs_root, project_root=project_root)
-        store = catalog.create(text, path.name, dict(inputs or {}), backend=model.name)
+        store = catalog.create(
+            text, path.name, dict(inputs or {}), backend=model.name, run_id=run_id
+        )
         if fetched is not None and store.path is not None:
             write_atomic(store.path / "source.json", fetched.source_json())
     if store is not None:

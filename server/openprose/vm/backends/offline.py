@@ -20,6 +20,7 @@ fixed and documented in docs/run.md:
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
@@ -59,9 +60,15 @@ class OfflineBackend:
         failures: Mapping[str, int] | None = None,
         window: int | None = None,
         reads_files: bool = False,
+        delay: float = 0.0,
     ) -> None:
         if rounds < 1:
             raise ValueError("offline rounds must be at least 1")
+        if delay < 0:
+            raise ValueError("the offline delay must be 0 or more")
+        # Seconds each session takes to answer: a dry run paced like a real one (to watch
+        # its progress, or to interrupt it on purpose).
+        self.delay = delay
         self.rounds = rounds
         self.conditions = dict(conditions or {})
         self.choices = dict(choices or {})
@@ -73,6 +80,8 @@ class OfflineBackend:
         self._sessions = 0
 
     async def run_session(self, request: SessionRequest) -> SessionResult:
+        if self.delay:
+            await asyncio.sleep(self.delay)
         self._sessions += 1
         ref = f"offline-{self._sessions}"
         for needle, times in self.failures.items():

@@ -207,11 +207,15 @@ class JournalBackend:
 class RecordingBackend:
     """Passes every call to ``inner`` and appends the exchange to ``path``."""
 
-    def __init__(self, inner: Backend, path: Path) -> None:
+    def __init__(self, inner: Backend, path: Path, *, append: bool = False) -> None:
+        """``append``: a recording already there is continued (a run taken over by another
+        worker records where its first worker stopped), else it is started anew."""
         self.inner = inner
         self.name = inner.name
         self.dry_run = inner.dry_run
         self.path = path
+        if append and path.is_file() and path.stat().st_size > 0:
+            return
         header = {
             "format": FORMAT,
             "version": VERSION,

@@ -1,0 +1,116 @@
+"""``prose worker``: a process that executes the runs queued for the dbos engine
+(docs/scale.md)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TextIO
+
+from openprose.config import STATE_BACKENDS
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+DEFAULT_CONCURRENCY = 4
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=DEFAULT_CONCURRENCY,
+        metavar="N",
+        help=f"runs this worker executes at once (default {DEFAULT_CONCURRENCY})",
+    )
+    parser.add_argument(
+        "--queues",
+        metavar="NAME[,NAME...]",
+        help="the queues to take runs from (default: openprose-runs)",
+    )
+    parser.add_argument(
+        "--state",
+        choices=[s for s in STATE_BACKENDS if s != "in-context"],
+        help="the state backend of the runs: with postgres, the DBOS system database is the "
+        "same PostgreSQL (default: run.state in the configuration, else filesystem, whose "
+        "system database is .prose/dbos.sqlite)",
+    )
+    parser.add_argument(
+        "--run-dir",
+        metavar="DIR",
+        help="the runs root whose system database to serve (default: .prose/runs here)",
+    )
+    parser.add_argument(
+        "--id",
+        dest="executor_id",
+        metavar="ID",
+        help="this worker's executor id (default HOST:PID: other workers take over its runs "
+        "when that process is gone)",
+    )
+
+
+def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    import asyncio
+    import signal
+
+    from openprose.config import ConfigError, ConfigFinder
+    from openprose.vm.engines.dbos_engine import (
+        RUNS_QUEUE,
+        EngineError,
+        require_dbos,
+        shown,
+        system_database_url,
+        this_executor,
+        work,
+    )
+    from openprose.vm.state import StateError
+
+    if args.concurrency < 1:
+        print("prose: error: --concurrency must be at least 1", file=stderr)
+        return EXIT_USAGE
+    try:
+        require_dbos()
+        config = ConfigFinder().for_directory(str(Path.cwd()))
+        state = args.state or (config.state if config is not None else None) or "filesystem"
+        runs_root = Path(args.run_dir).resolve() if args.run_dir else Path.cwd() / ".prose" / "runs"
+        url = system_database_url(state, runs_root)
+    except (EngineError, ConfigError, StateError) as error:
+        print(f"prose: error: {error}", file=stderr)
+        return EXIT_USAGE
+    queues = (
+        [q.strip() for q in args.queues.split(",") if q.strip()] if args.queues else [RUNS_QUEUE]
+    )
+    executor_id = args.executor_id or this_executor()
+
+    def recovered(run_ids: list[str]) -> None:
+        for run_id in run_ids:
+            print(
+                f"prose: run {run_id} lost its worker: back on the queue", file=stderr, flush=True
+            )
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, stop.set)
+        print(
+            f"prose: worker {executor_id} takes runs from {', '.join(queues)} in {shown(url)} "
+            f"({args.concurrency} at once)",
+            file=stderr,
+            flush=True,
+        )
+        await work(
+            url,
+            concurrency=args.concurrency,
+            queues=queues,
+            stop=stop,
+            executor_id=executor_id,
+            on_recovered=recovered,
+        )
+
+    try:
+        asyncio.run(main())
+    except EngineError as error:
+        print(f"prose: error: {error}", file=stderr)
+        return EXIT_USAGE
+    print(f"prose: worker {executor_id} stopped", file=stderr)
+    return EXIT_OK

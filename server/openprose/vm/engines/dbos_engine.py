@@ -1,0 +1,359 @@
+"""The ``dbos`` engine: every run is a durable workflow of DBOS Transact (the ``dbos``
+package, extra ``openprose[dbos]``, imported only here and only when this engine is used).
+
+Mapping (docs/scale.md):
+
+- A run is the workflow ``openprose.run`` whose id is the run id.  It runs the program with
+  the VM as the ``local`` engine does, so bindings, outputs, run-directory files and
+  narration are the same.  Every model exchange is a step of the run's journal (step key +
+  input hash -> answer, written before the run goes on): when a worker dies, the workflow is
+  taken over and re-executed, and every step the journal holds is answered from it, not
+  asked again.  Only the step in flight at the death runs again.
+- ``prose run --engine dbos --detach`` enqueues the run on the queue ``openprose-runs``;
+  ``prose worker`` processes dequeue and execute runs (``--concurrency`` runs each).  Without
+  ``--detach`` the process that asked for the run executes it itself, as a worker of that
+  one run.
+- A worker whose process is gone has its runs taken over: every worker looks, once a second,
+  for runs that are pending on an executor whose process no longer lives on this machine,
+  and puts them back on the queue (an executor id is ``host:pid``).  Executors on other
+  machines are not judged yet (see docs/scale.md, "Not done yet").
+- A mid-program ``input`` waits for a message (``prose runs send RUN_ID name=value``) when
+  nobody attached to the run can be asked.
+
+The system database is PostgreSQL when the run's state is (the same URL variables:
+``OPENPROSE_POSTGRES_URL``...), else SQLite at ``.prose/dbos.sqlite`` beside the runs;
+``OPENPROSE_DBOS_URL`` names another.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from openprose.vm.engines.base import Attachment, RunSpec
+
+if TYPE_CHECKING:
+    from openprose.vm.interpreter import RunResult
+
+APP_NAME = "openprose"
+RUN_WORKFLOW = "openprose.run"
+RUNS_QUEUE = "openprose-runs"
+# Recovery and dequeuing take only workflows of the same version: bumped when what a
+# workflow's checkpoints hold changes incompatibly (the pickled RunSpec and RunResult).
+APP_VERSION = "openprose-engine-1"
+URL_VARIABLE = "OPENPROSE_DBOS_URL"
+AWAITING_INPUT = "openprose.awaiting-input"  # the event a run waiting for an input sets
+INPUT_TOPIC = "input:"  # + the input's name: the topic of the message that answers it
+SQLITE_FILE = "dbos.sqlite"
+# How often a queue is polled and a worker looks for runs of dead executors (seconds).
+POLL_SECONDS = 0.2
+RECOVERY_SECONDS = 1.0
+
+
+class EngineError(Exception):
+    """The dbos engine cannot do what was asked (not installed, no such run, a system
+    database it cannot reach).  The message is for the user and holds no password."""
+
+
+def require_dbos() -> None:
+    try:
+        import dbos  # noqa: F401
+    except ImportError:
+        raise EngineError(
+            "the dbos engine needs DBOS Transact: pip install 'openprose[dbos]'"
+        ) from None
+
+
+def system_database_url(
+    state: str,
+    runs_root: Path,
+    project_root: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> str:
+    """Where DBOS keeps its workflows for runs kept under ``runs_root`` in ``state``."""
+    environ = os.environ if environ is None else environ
+    explicit = environ.get(URL_VARIABLE)
+    if explicit:
+        return explicit
+    if state == "postgres":
+        from openprose.vm.state.postgres_url import find_url
+
+        root = project_root if project_root is not None else runs_root.parent.parent
+        return find_url(root, environ).url
+    return f"sqlite:///{runs_root.parent / SQLITE_FILE}"
+
+
+def _make_room(url: str) -> None:
+    """SQLite makes its file, not the directories above it (a project's first run)."""
+    if url.startswith("sqlite:///"):
+        Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+
+
+def shown(url: str) -> str:
+    from openprose.vm.state.postgres_url import redact
+
+    return redact(url)
+
+
+def this_executor() -> str:
+    """This process's executor id: unique on the machine, and telling whether it lives."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def executor_alive(executor_id: str | None) -> bool:
+    """Whether the process behind an executor id still runs (one on another machine, or an
+    id not of our making, is taken to be alive: it cannot be judged from here)."""
+    if not executor_id:
+        return True
+    host, _, pid = executor_id.rpartition(":")
+    if not host or not pid.isdigit():
+        return True
+    from openprose.vm.state.journal import process_alive
+
+    return process_alive(int(pid), host)
+
+
+# ------------------------------------------------------------------ the workflow
+
+# The attachments of the runs this process started, by run id (a run taken over by another
+# process runs without one).
+_ATTACHED: dict[str, Attachment] = {}
+_registered: list[Any] = []
+
+
+def _workflow() -> Any:
+    """The run workflow, registered with DBOS once per process (before launch)."""
+    if not _registered:
+        from dbos import DBOS
+
+        @DBOS.workflow(name=RUN_WORKFLOW)
+        async def run_workflow(spec: RunSpec) -> RunResult:
+            return await execute(spec)
+
+        _registered.append(run_workflow)
+    return _registered[0]
+
+
+async def execute(spec: RunSpec) -> RunResult:
+    """The body of the run workflow: a new run, or one taken over (its journal answers
+    the steps it took)."""
+    from dbos import DBOS
+
+    from openprose.vm.engines.local import LocalExecutor
+    from openprose.vm.state import StateError, open_catalog
+
+    run_id = DBOS.workflow_id
+    assert run_id is not None
+    attachment = _ATTACHED.get(run_id) or Attachment()
+    if attachment.ask is None:
+        attachment = replace(attachment, ask=_ask_by_message)
+    catalog = open_catalog(
+        spec.state,
+        Path(spec.runs_root),
+        project_root=Path(spec.project_root) if spec.project_root else None,
+    )
+    try:
+        catalog.info(run_id)
+    except StateError:
+        # Not begun: the run is made under the workflow's id.
+        return await LocalExecutor().run(spec, run_id, attachment)
+    store = catalog.open(run_id)
+    return await LocalExecutor(resume=store).run(spec, None, attachment)
+
+
+async def _ask_by_message(name: str, prompt: str) -> str:
+    """A mid-program input nobody attached can give: the run says it waits (an event) and
+    waits for a message on the input's topic."""
+    from dbos import DBOS
+
+    await DBOS.set_event_async(AWAITING_INPUT, {"name": name, "prompt": prompt})
+    while True:
+        message = await DBOS.recv_async(INPUT_TOPIC + name, timeout_seconds=60)
+        if message is not None:
+            await DBOS.set_event_async(AWAITING_INPUT, None)
+            return str(message)
+
+
+# ------------------------------------------------------------------ processes
+
+
+def launch(url: str, executor_id: str, queues: Sequence[str]) -> None:
+    """Make this process a DBOS executor listening to ``queues`` (none: it runs only what
+    it starts itself)."""
+    require_dbos()
+    from dbos import DBOS
+
+    logging.getLogger("dbos").setLevel(logging.WARNING)
+    _make_room(url)
+    _workflow()
+    DBOS(
+        config={
+            "name": APP_NAME,
+            "system_database_url": url,
+            "executor_id": executor_id,
+            "application_version": APP_VERSION,
+            "log_level": "WARNING",
+            "notification_listener_polling_interval_sec": 0.1,
+        }
+    )
+    DBOS.listen_queues(list(queues))
+    DBOS.launch()
+
+
+def shut_down() -> None:
+    from dbos import DBOS
+
+    DBOS.destroy(workflow_completion_timeout_sec=0)
+
+
+async def recover_dead_executors() -> list[str]:
+    """Put back on the queue the runs pending on executors whose process is gone; returns
+    their ids.  Idempotent: a run a live executor has taken since is not touched."""
+    from dbos import DBOS
+
+    pending = await DBOS.list_workflows_async(
+        status="PENDING", name=RUN_WORKFLOW, load_input=False, load_output=False
+    )
+    recovered = []
+    for workflow in pending:
+        executor = workflow.executor_id
+        if executor is None or executor_alive(executor):
+            continue
+        if await asyncio.to_thread(_reenqueue, workflow.workflow_id, executor):
+            recovered.append(workflow.workflow_id)
+    return recovered
+
+
+def _reenqueue(workflow_id: str, executor_id: str) -> bool:
+    # DBOS's own recovery step (what its Conductor does for a dead executor), onto our
+    # queue: it only moves a workflow still pending on that executor, so two workers
+    # recovering at once cannot both take it.  Private in dbos 3.4
+    # (tests/vm/engines/test_dbos_engine.py checks it is there).
+    from dbos._dbos import _get_dbos_instance
+
+    sys_db = _get_dbos_instance()._sys_db
+    return bool(sys_db.reenqueue_for_recovery(workflow_id, [executor_id], RUNS_QUEUE))
+
+
+async def work(
+    url: str,
+    *,
+    concurrency: int,
+    queues: Sequence[str] = (RUNS_QUEUE,),
+    stop: asyncio.Event,
+    executor_id: str | None = None,
+    on_recovered: Any = None,
+) -> None:
+    """``prose worker``: execute queued runs until ``stop`` is set."""
+    launch(url, executor_id or this_executor(), queues)
+    try:
+        from dbos import DBOS
+
+        await DBOS.register_queue_async(
+            RUNS_QUEUE,
+            worker_concurrency=concurrency,
+            polling_interval_sec=POLL_SECONDS,
+            on_conflict="always_update",
+        )
+        while not stop.is_set():
+            recovered = await recover_dead_executors()
+            if recovered and on_recovered is not None:
+                on_recovered(recovered)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), RECOVERY_SECONDS)
+    finally:
+        shut_down()
+
+
+class DbosExecutor:
+    name = "dbos"
+
+    def __init__(self, url: str) -> None:
+        require_dbos()
+        self.url = url
+
+    async def run(self, spec: RunSpec, run_id: str, attachment: Attachment) -> RunResult:
+        """Execute the run here (this process is its executor; if it dies, a worker takes
+        the run over) and wait for its result."""
+        from dbos import DBOS, SetWorkflowID
+
+        launch(self.url, this_executor(), [])
+        _ATTACHED[run_id] = attachment
+        try:
+            with SetWorkflowID(run_id):
+                handle = await DBOS.start_workflow_async(_workflow(), spec)
+            result: RunResult = await handle.get_result()
+            return result
+        finally:
+            _ATTACHED.pop(run_id, None)
+            shut_down()
+
+    def submit(self, spec: RunSpec, run_id: str) -> str:
+        with client(self.url) as dbos_client:
+            dbos_client.enqueue(
+                {
+                    "workflow_name": RUN_WORKFLOW,
+                    "queue_name": RUNS_QUEUE,
+                    "workflow_id": run_id,
+                    "app_version": APP_VERSION,
+                },
+                spec,
+            )
+        return run_id
+
+
+class client:
+    """A DBOS client of the system database at ``url`` (made first if no worker ever
+    ran there), for the commands that only ask: enqueue, send, list, cancel."""
+
+    def __init__(self, url: str) -> None:
+        require_dbos()
+        self.url = url
+
+    def __enter__(self) -> Any:
+        from dbos import DBOSClient
+
+        _make_room(self.url)
+        try:
+            self._client = DBOSClient(system_database_url=self.url, application_name=APP_NAME)
+            # A client never makes the system tables: the first command on a new database
+            # makes them, as a worker's launch would (private in dbos 3.4; tested).
+            self._client._sys_db.run_migrations()
+        except Exception as error:  # an unreachable or unusable database
+            raise EngineError(
+                f"cannot reach the DBOS system database {shown(self.url)}: {error}"
+            ) from None
+        return self._client
+
+    def __exit__(self, *exc: object) -> None:
+        self._client.destroy()
+
+
+def send_input(url: str, run_id: str, name: str, value: str) -> None:
+    with client(url) as dbos_client:
+        if not dbos_client.list_workflows(
+            workflow_ids=[run_id], load_input=False, load_output=False
+        ):
+            raise EngineError(f"no DBOS run {run_id}")
+        dbos_client.send(run_id, value, INPUT_TOPIC + name)
+
+
+def cancel(url: str, run_id: str) -> None:
+    with client(url) as dbos_client:
+        dbos_client.cancel_workflow(run_id)
+
+
+def workflows(url: str) -> list[Any]:
+    """The runs the system database knows, newest first (DBOS's WorkflowStatus)."""
+    with client(url) as dbos_client:
+        found: list[Any] = dbos_client.list_workflows(
+            name=RUN_WORKFLOW, sort_desc=True, load_input=False, load_output=False
+        )
+        return found
