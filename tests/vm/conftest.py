@@ -13,9 +13,9 @@ import pytest
 from openprose.checking import check_text
 from openprose.vm.backends.offline import OfflineBackend
 from openprose.vm.engines.base import Attachment, RunSpec
+from openprose.vm.engines.local import LocalExecutor
 from openprose.vm.events import Event
 from openprose.vm.interpreter import Options
-from openprose.vm.runner import run_file
 from tests.vm.vm_support import FakeClock, Recording, Run
 
 RunProse = Callable[..., Run]
@@ -54,29 +54,20 @@ def run_prose(tmp_path: Path, engine: str) -> RunProse:
         recording = Recording(backend or OfflineBackend())
         events: list[Event] = []
         runs_root = tmp_path / ".prose" / "runs"
+        spec = RunSpec(
+            str(main),
+            text,
+            dict(inputs or {}),
+            runs_root=str(runs_root),
+            options=RunSpec.options_of(options or Options(jitter=False)),
+        )
+        attachment = Attachment(
+            sinks=[events.append], backend=recording, clock=clock or FakeClock()
+        )
         if engine == "dbos":
-            result = run_on_dbos(
-                RunSpec(
-                    str(main),
-                    text,
-                    dict(inputs or {}),
-                    runs_root=str(runs_root),
-                    options=RunSpec.options_of(options or Options(jitter=False)),
-                ),
-                Attachment(sinks=[events.append], backend=recording, clock=clock or FakeClock()),
-            )
+            result = run_on_dbos(spec, attachment)
         else:
-            result = asyncio.run(
-                run_file(
-                    main,
-                    inputs,
-                    backend=recording,
-                    runs_root=runs_root,
-                    sinks=[events.append],
-                    options=options or Options(jitter=False),
-                    clock=clock or FakeClock(),
-                )
-            )
+            result = asyncio.run(LocalExecutor().run(spec, None, attachment))
         return Run(result, recording, events, tmp_path)
 
     return run

@@ -21,8 +21,9 @@ LAZY_SDKS = {
     "postgres.py": "psycopg",  # the postgres state backend's driver, and its schema's
     "postgres_schema.py": "psycopg",
 }
-# OpenTelemetry's packages, by the telemetry module only, once telemetry is configured.
-LAZY_PACKAGES = {"telemetry.py": "opentelemetry"}
+# OpenTelemetry's packages, by the telemetry module only, once telemetry is configured; DBOS
+# by the dbos engine only, when a run asks for it.
+LAZY_PACKAGES = {"telemetry.py": "opentelemetry", "dbos_engine.py": "dbos"}
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -55,7 +56,7 @@ def test_importing_the_vm_loads_no_server_or_sdk() -> None:
         "import sys, openprose.vm, openprose.cli.run\n"
         "bad = [m for m in sys.modules if m.split('.')[0] in "
         "('pygls', 'lsprotocol', 'anthropic', 'openai', 'claude_agent_sdk', 'psycopg', "
-        "'opentelemetry')"
+        "'opentelemetry', 'dbos', 'sqlalchemy')"
         " or m.startswith(('openprose.lsp', 'openprose.ide'))]\n"
         "print(bad)"
     )
@@ -69,3 +70,11 @@ def test_opentelemetry_is_imported_only_inside_functions() -> None:
     names = [a.name for n in top if isinstance(n, ast.Import) for a in n.names]
     names += [n.module or "" for n in top if isinstance(n, ast.ImportFrom)]
     assert not [n for n in names if n.split(".")[0] == "opentelemetry"]
+
+
+def test_dbos_is_imported_only_inside_functions() -> None:
+    tree = ast.parse((VM / "engines" / "dbos_engine.py").read_text(encoding="utf-8"))
+    top = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
+    names = [a.name for n in top if isinstance(n, ast.Import) for a in n.names]
+    names += [n.module or "" for n in top if isinstance(n, ast.ImportFrom)]
+    assert names and not [n for n in names if n.split(".")[0] == "dbos"]

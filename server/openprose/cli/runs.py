@@ -44,6 +44,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     remove.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     remove.set_defaults(handler=remove_run)
 
+    send = actions.add_parser(
+        "send",
+        help="give a waiting dbos run an input it asks for mid-program",
+        description="Send NAME=VALUE to a run of the dbos engine: a mid-program `input` that "
+        "nobody attached to the run could answer waits for it (docs/scale.md). A value sent "
+        "before the run asks is kept until it does.",
+    )
+    send.add_argument("run_id", metavar="RUN_ID")
+    send.add_argument("assignment", metavar="NAME=VALUE")
+    _common(send)
+    send.set_defaults(handler=send_input)
+
+    cancel = actions.add_parser(
+        "cancel",
+        help="cancel a queued or running dbos run",
+        description="Cancel a run of the dbos engine: a queued run never starts, a running "
+        "one stops at its next step (docs/scale.md).",
+    )
+    cancel.add_argument("run_id", metavar="RUN_ID")
+    _common(cancel)
+    cancel.set_defaults(handler=cancel_run)
+
     resume = actions.add_parser(
         "resume",
         help="continue an interrupted or failed run (the same as prose run FILE --resume RUN_ID)",
@@ -230,6 +252,9 @@ def table(rows: Sequence[Sequence[str]]) -> str:
 @_handled
 def list_runs(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     infos = all_runs(args)
+    known = {info.run_id for info in infos}
+    # The dbos engine's runs that no worker has begun yet (a begun run is in the catalog).
+    infos = [*(w for w in queued_runs(args) if w.run_id not in known), *infos]
     if args.json:
         json.dump([info.to_json() for info in infos], stdout, ensure_ascii=False, indent=2)
         stdout.write("\n")
@@ -456,3 +481,95 @@ def resume_run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     except SystemExit as stop:  # argparse printed why
         return int(stop.code or EXIT_USAGE)
     return run.run(run_args, stdout, stderr)
+
+
+# ---------------------------------------------------------------------- the dbos engine
+
+
+def dbos_url(args: argparse.Namespace) -> str | None:
+    """The DBOS system database of these runs, when the dbos engine has one (None: no run
+    was ever queued here; nothing of DBOS is imported then)."""
+    import os
+
+    from openprose.vm.engines.dbos_engine import SQLITE_FILE, URL_VARIABLE
+
+    state = args.state or "filesystem"
+    if os.environ.get(URL_VARIABLE) or state == "postgres":
+        from openprose.vm.engines.dbos_engine import system_database_url
+        from openprose.vm.state import StateError
+
+        try:
+            return system_database_url(state, runs_root(args))
+        except StateError:
+            return None
+    sqlite = runs_root(args).parent / SQLITE_FILE
+    return f"sqlite:///{sqlite}" if sqlite.is_file() else None
+
+
+def queued_runs(args: argparse.Namespace) -> list[Any]:
+    """The dbos engine's runs waiting on its queue, as summaries (status ``queued``)."""
+    from openprose.vm.state.base import RunInfo
+
+    url = dbos_url(args)
+    if url is None:
+        return []
+    from openprose.vm.engines.dbos_engine import EngineError, queued
+
+    try:
+        waiting = queued(url)
+    except EngineError:
+        return []
+    return [
+        RunInfo(
+            run_id,
+            spec.state,
+            program_name=Path(spec.program).name,
+            status="queued",
+            started_at=when_queued,
+        )
+        for run_id, spec, when_queued in waiting
+    ]
+
+
+def _engine_url(args: argparse.Namespace) -> str:
+    from openprose.vm.engines.dbos_engine import EngineError, require_dbos
+
+    try:
+        require_dbos()
+    except EngineError as error:
+        raise UsageError(str(error)) from None
+    url = dbos_url(args)
+    if url is None:
+        raise UsageError(
+            f"no run of the dbos engine in {runs_root(args)} (prose run --engine dbos makes one)"
+        )
+    return url
+
+
+@_handled
+def send_input(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    from openprose.vm.engines.dbos_engine import EngineError, send_input
+
+    name, equals, value = args.assignment.partition("=")
+    if not equals or not name.strip():
+        raise UsageError(f"expected NAME=VALUE, got {args.assignment!r}")
+    url = _engine_url(args)
+    try:
+        send_input(url, args.run_id, name.strip(), value)
+    except EngineError as error:
+        raise UsageError(str(error)) from None
+    print(f"prose: sent {name.strip()} to run {args.run_id}", file=stderr)
+    return EXIT_OK
+
+
+@_handled
+def cancel_run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    from openprose.vm.engines.dbos_engine import EngineError, cancel
+
+    url = _engine_url(args)
+    try:
+        cancel(url, args.run_id)
+    except EngineError as error:
+        raise UsageError(str(error)) from None
+    print(f"prose: run {args.run_id} cancelled", file=stderr)
+    return EXIT_OK

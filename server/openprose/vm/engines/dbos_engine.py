@@ -347,13 +347,20 @@ def send_input(url: str, run_id: str, name: str, value: str) -> None:
 
 def cancel(url: str, run_id: str) -> None:
     with client(url) as dbos_client:
+        if not dbos_client.list_workflows(
+            workflow_ids=[run_id], load_input=False, load_output=False
+        ):
+            raise EngineError(f"no DBOS run {run_id}")
         dbos_client.cancel_workflow(run_id)
 
 
-def workflows(url: str) -> list[Any]:
-    """The runs the system database knows, newest first (DBOS's WorkflowStatus)."""
+def queued(url: str) -> list[tuple[str, RunSpec, float]]:
+    """The runs waiting on the queue, oldest first: id, spec, when queued (epoch seconds)."""
     with client(url) as dbos_client:
-        found: list[Any] = dbos_client.list_workflows(
-            name=RUN_WORKFLOW, sort_desc=True, load_input=False, load_output=False
-        )
-        return found
+        found = dbos_client.list_workflows(name=RUN_WORKFLOW, status="ENQUEUED", load_output=False)
+    waiting = []
+    for workflow in found:
+        args = (workflow.input or {}).get("args") or ()
+        if args and isinstance(args[0], RunSpec):
+            waiting.append((workflow.workflow_id, args[0], (workflow.created_at or 0) / 1000))
+    return waiting

@@ -1,0 +1,238 @@
+"""``prose run --engine dbos [--detach]``, ``prose worker`` and ``prose runs send|cancel`` as
+a user runs them: child processes on one machine, the DBOS system database in SQLite beside
+the runs (.prose/dbos.sqlite), the offline backend."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("dbos", reason="the dbos engine needs pip install 'openprose[dbos]'")
+
+SEQUENTIAL = "".join(f'let s{i} = session "Step {i} of the study"\n' for i in range(1, 9)) + (
+    'output report = session "Report on {s8}"\n'
+)
+ASKING = (
+    'let notes = session "Collect notes"\n'
+    'input angle: "Which angle to take"\n'
+    'output summary = session "Summarise {notes} from the {angle} angle"\n'
+)
+
+
+def _environment() -> dict[str, str]:
+    environment = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TERM")}
+    environment.pop("OPENPROSE_DBOS_URL", None)
+    environment["PYTHONIOENCODING"] = "utf-8"
+    return environment
+
+
+@pytest.fixture
+def workers(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[str]]]:
+    """Start ``prose worker`` processes in ``tmp_path``; every one still alive is stopped
+    (SIGTERM, then SIGKILL) at the end."""
+    started: list[subprocess.Popen[str]] = []
+
+    def start(*args: str) -> subprocess.Popen[str]:
+        log = open(tmp_path / f"worker-{len(started)}.log", "w", encoding="utf-8")  # noqa: SIM115
+        child = subprocess.Popen(
+            [sys.executable, "-m", "openprose", "worker", *args],
+            cwd=tmp_path,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=_environment(),
+        )
+        log.close()
+        started.append(child)
+        return child
+
+    yield start
+    for child in started:
+        if child.poll() is None:
+            child.send_signal(signal.SIGTERM)
+            try:
+                child.wait(10)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+
+
+def _log(tmp_path: Path, index: int) -> str:
+    return (tmp_path / f"worker-{index}.log").read_text(encoding="utf-8")
+
+
+def _runs(prose: Any) -> list[dict[str, Any]]:
+    done = prose("runs", "list", "--json")
+    assert done.returncode == 0, done.stderr
+    listed: list[dict[str, Any]] = json.loads(done.stdout)
+    return listed
+
+
+def _wait_for(what: Callable[[], bool], seconds: float = 60.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not what():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not reached in {seconds} s")
+        time.sleep(0.1)
+
+
+def _status(prose: Any, run_id: str) -> str | None:
+    for run in _runs(prose):
+        if run["run_id"] == run_id:
+            return str(run["status"])
+    return None
+
+
+def _detach(prose: Any, tmp_path: Path, text: str, *extra: str) -> str:
+    (tmp_path / "main.prose").write_text(text, encoding="utf-8")
+    done = prose("run", "main.prose", "--engine", "dbos", "--detach", *extra)
+    assert done.returncode == 0, done.stderr
+    run_id = done.stdout.strip()
+    assert run_id and run_id in done.stderr, done.stderr
+    return run_id
+
+
+def _bindings(run_dir: Path) -> dict[str, str]:
+    return {
+        path.name: path.read_text(encoding="utf-8")
+        for path in sorted((run_dir / "bindings").iterdir())
+    }
+
+
+def _local_run(prose: Any, tmp_path: Path, text: str, *extra: str) -> dict[str, Any]:
+    """The same program run to its end by the local engine, in a directory of its own."""
+    here = tmp_path / "local"
+    here.mkdir()
+    (here / "main.prose").write_text(text, encoding="utf-8")
+    done = prose("run", "main.prose", "--json", *extra, cwd=here)
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def test_a_run_queued_while_no_worker_is_up_starts_when_one_starts(
+    prose: Any, tmp_path: Path, workers: Callable[..., subprocess.Popen[str]]
+) -> None:
+    run_id = _detach(prose, tmp_path, SEQUENTIAL)
+    time.sleep(0.5)
+    assert _status(prose, run_id) == "queued"
+    assert not (tmp_path / ".prose" / "runs" / run_id).exists()
+    workers()
+    _wait_for(lambda: _status(prose, run_id) == "completed")
+    local = _local_run(prose, tmp_path, SEQUENTIAL)
+    # The same bindings as the local engine's run of the same program.
+    assert _bindings(tmp_path / ".prose" / "runs" / run_id) == _bindings(Path(local["run_dir"]))
+
+
+def test_a_killed_worker_s_run_is_taken_over_and_no_completed_step_runs_again(
+    prose: Any, tmp_path: Path, workers: Callable[..., subprocess.Popen[str]]
+) -> None:
+    recording = tmp_path / "exchanges.jsonl"
+    run_id = _detach(
+        prose, tmp_path, SEQUENTIAL, "--offline-delay", "0.3", "--record", str(recording)
+    )
+    first = workers()
+
+    def exchanges() -> list[str]:
+        """The step key of every exchange a backend answered, in order (a recording is
+        appended to by each worker that runs the run)."""
+        lines = recording.read_text(encoding="utf-8").splitlines()[1:]  # after the header
+        return [json.loads(line)["key"] for line in lines]
+
+    _wait_for(lambda: len(exchanges()) >= 3)
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    done_before = len(exchanges())
+    assert _status(prose, run_id) == "interrupted"  # its process is gone
+    workers()
+    _wait_for(lambda: _status(prose, run_id) == "completed")
+    assert f"run {run_id} lost its worker: back on the queue" in _log(tmp_path, 1)
+    asked = Counter(exchanges())
+    # Every step was asked, and each once, but the one in flight at the kill.
+    assert len(asked) == 9
+    again = [key for key, times in asked.items() if times > 1]
+    assert len(again) <= 1 and all(asked[key] == 2 for key in again)
+    assert sum(asked.values()) in (9, 10)
+    assert done_before >= 3
+    local = _local_run(prose, tmp_path, SEQUENTIAL)
+    assert _bindings(tmp_path / ".prose" / "runs" / run_id) == _bindings(Path(local["run_dir"]))
+    state = (tmp_path / ".prose" / "runs" / run_id / "state.md").read_text(encoding="utf-8")
+    assert "---resume" in state  # the narration says where the second worker took over
+
+
+def test_a_mid_program_input_is_sent_to_the_waiting_run(
+    prose: Any, tmp_path: Path, workers: Callable[..., subprocess.Popen[str]]
+) -> None:
+    run_id = _detach(prose, tmp_path, ASKING)
+    workers()
+    run_dir = tmp_path / ".prose" / "runs" / run_id
+    _wait_for(lambda: (run_dir / "bindings" / "notes.md").is_file())
+    time.sleep(0.5)
+    assert _status(prose, run_id) == "running"  # waiting for `angle`
+    sent = prose("runs", "send", run_id, "angle=cost")
+    assert sent.returncode == 0, sent.stderr
+    _wait_for(lambda: _status(prose, run_id) == "completed")
+    summary = (run_dir / "bindings" / "summary.md").read_text(encoding="utf-8")
+    assert "from the cost angle" in summary
+
+
+def test_a_cancelled_queued_run_never_starts(
+    prose: Any, tmp_path: Path, workers: Callable[..., subprocess.Popen[str]]
+) -> None:
+    run_id = _detach(prose, tmp_path, SEQUENTIAL)
+    cancelled = prose("runs", "cancel", run_id)
+    assert cancelled.returncode == 0, cancelled.stderr
+    later = _detach(prose, tmp_path, SEQUENTIAL)
+    workers()
+    # The run queued after it is executed; the cancelled one is not, and is no longer queued.
+    _wait_for(lambda: _status(prose, later) == "completed")
+    assert _status(prose, run_id) is None
+    assert not (tmp_path / ".prose" / "runs" / run_id).exists()
+
+
+def test_an_attached_dbos_run_reports_as_a_local_one_does(prose: Any, tmp_path: Path) -> None:
+    (tmp_path / "main.prose").write_text(SEQUENTIAL, encoding="utf-8")
+    done = prose("run", "main.prose", "--engine", "dbos", "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    local = _local_run(prose, tmp_path, SEQUENTIAL)
+    assert result["status"] == local["status"] == "success"
+    assert result["outputs"] == local["outputs"]
+    assert result["sessions"] == local["sessions"] == 9
+    assert _bindings(Path(result["run_dir"])) == _bindings(Path(local["run_dir"]))
+    assert (tmp_path / ".prose" / "dbos.sqlite").is_file()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("run", "main.prose", "--detach"), "--detach goes with --engine dbos"),
+        (("run", "main.prose", "--engine", "dbos", "--state", "in-context"), "in-context"),
+        (("run", "main.prose", "--engine", "dbos", "--resume", "x"), "--resume is for runs"),
+        (("worker", "--concurrency", "0"), "--concurrency must be at least 1"),
+        (("runs", "send", "r1", "angle"), "expected NAME=VALUE"),
+        (("runs", "cancel", "r1"), "no run of the dbos engine"),
+    ],
+)
+def test_usage_errors(prose: Any, tmp_path: Path, args: tuple[str, ...], message: str) -> None:
+    (tmp_path / "main.prose").write_text(SEQUENTIAL, encoding="utf-8")
+    done = prose(*args)
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr
+
+
+def test_sending_to_a_run_that_does_not_exist_is_a_usage_error(prose: Any, tmp_path: Path) -> None:
+    _detach(prose, tmp_path, SEQUENTIAL)  # the system database exists
+    done = prose("runs", "send", "20990101-000000-nosuch", "angle=cost")
+    assert done.returncode == 2
+    assert "no DBOS run 20990101-000000-nosuch" in done.stderr

@@ -1,0 +1,141 @@
+"""The dbos engine in process: what it asks of DBOS, how it names things, and how it judges
+that an executor is gone.  The whole construct suite runs on it too (tests/vm/conftest.py,
+marker ``both_engines``), and tests/cli/test_worker_command.py drives workers end to end."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pickle
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("dbos", reason="the dbos engine needs pip install 'openprose[dbos]'")
+
+from openprose.vm.engines import dbos_engine as engine
+from openprose.vm.engines.base import Attachment, RunSpec
+from openprose.vm.rundir import new_run_id
+
+PROGRAM = 'let notes = session "Take notes"\noutput summary = session "Summarise {notes}"\n'
+
+
+def _spec(tmp_path: Path, text: str = PROGRAM) -> RunSpec:
+    main = tmp_path / "main.prose"
+    main.write_text(text, encoding="utf-8")
+    return RunSpec(str(main), text, runs_root=str(tmp_path / ".prose" / "runs"))
+
+
+def test_a_run_is_the_workflow_whose_id_is_the_run_id(tmp_path: Path) -> None:
+    spec = _spec(tmp_path)
+    url = engine.system_database_url(spec.state, Path(spec.runs_root), environ={})
+    run_id = new_run_id()
+    result = asyncio.run(engine.DbosExecutor(url).run(spec, run_id, Attachment()))
+    assert result.status == "success" and result.run_id == run_id
+    assert (Path(spec.runs_root) / run_id / "state.md").is_file()
+    with engine.client(url) as client:
+        [workflow] = client.list_workflows(workflow_ids=[run_id])
+    assert workflow.name == engine.RUN_WORKFLOW
+    assert workflow.status == "SUCCESS"
+    assert workflow.app_version == engine.APP_VERSION
+    assert workflow.executor_id == engine.this_executor()
+    assert workflow.output.outputs == result.outputs
+
+
+def test_a_spec_and_a_result_survive_the_checkpoint(tmp_path: Path) -> None:
+    # DBOS pickles a workflow's input and output.
+    spec = _spec(tmp_path)
+    assert pickle.loads(pickle.dumps(spec)) == spec
+    assert spec.run_options().concurrency == 8
+
+
+def test_the_system_database(tmp_path: Path) -> None:
+    runs = tmp_path / ".prose" / "runs"
+    assert engine.system_database_url("filesystem", runs, environ={}) == (
+        f"sqlite:///{tmp_path / '.prose' / 'dbos.sqlite'}"
+    )
+    assert engine.system_database_url("sqlite", runs, environ={}).endswith("/.prose/dbos.sqlite")
+    given = {"OPENPROSE_DBOS_URL": "postgresql://u:secret@127.0.0.1:5/db"}
+    assert (
+        engine.system_database_url("filesystem", runs, environ=given) == given["OPENPROSE_DBOS_URL"]
+    )
+    postgres = {"OPENPROSE_POSTGRES_URL": "postgresql://u:pw@127.0.0.1:5433/runs"}
+    # The postgres state backend's database, found as that backend finds it.
+    assert (
+        engine.system_database_url("postgres", runs, environ=postgres)
+        == (postgres["OPENPROSE_POSTGRES_URL"])
+    )
+    assert engine.shown(given["OPENPROSE_DBOS_URL"]) == "postgresql://u:***@127.0.0.1:5/db"
+
+
+def test_an_executor_is_gone_when_its_process_on_this_machine_is() -> None:
+    host = socket.gethostname()
+    assert engine.this_executor() == f"{host}:{os.getpid()}"
+    assert engine.executor_alive(engine.this_executor())
+    finished = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    gone = f"{host}:{finished.stdout.strip()}"
+    assert not engine.executor_alive(gone)
+    # What cannot be judged from here is taken to be alive: nothing is taken from it.
+    assert engine.executor_alive(f"another-{host}:{finished.stdout.strip()}")
+    assert engine.executor_alive("local")
+    assert engine.executor_alive(None)
+
+
+def test_the_private_calls_of_dbos_the_engine_relies_on_are_there() -> None:
+    # Pinned below dbos 3.5: a dead worker's runs are put back on the queue through DBOS's
+    # own recovery step, and a client makes a new system database's tables.
+    from dbos._sys_db import SystemDatabase
+
+    assert callable(SystemDatabase.reenqueue_for_recovery)
+    assert callable(SystemDatabase.run_migrations)
+
+
+def test_recovery_takes_only_the_runs_of_dead_executors(tmp_path: Path) -> None:
+    spec = _spec(tmp_path)
+    url = engine.system_database_url(spec.state, Path(spec.runs_root), environ={})
+    executor = engine.DbosExecutor(url)
+    gone, alive = new_run_id(), new_run_id()
+    executor.submit(spec, gone)
+    executor.submit(spec, alive)
+
+    async def pending_on(run_id: str, executor_id: str) -> None:
+        # As a worker that dequeued it would leave it: pending on that executor.
+        from dbos._dbos import _get_dbos_instance
+
+        table = _get_dbos_instance()._sys_db.tables.workflow_status
+        with _get_dbos_instance()._sys_db.engine.begin() as connection:
+            connection.execute(
+                table.update()
+                .where(table.c.workflow_uuid == run_id)
+                .values(status="PENDING", executor_id=executor_id)
+            )
+
+    async def scenario() -> list[str]:
+        engine.launch(url, engine.this_executor(), [])
+        try:
+            finished = subprocess.run(
+                [sys.executable, "-c", "import os; print(os.getpid())"],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            await pending_on(gone, f"{socket.gethostname()}:{finished.stdout.strip()}")
+            await pending_on(alive, engine.this_executor())
+            return await engine.recover_dead_executors()
+        finally:
+            engine.shut_down()
+
+    assert asyncio.run(scenario()) == [gone]
+    with engine.client(url) as client:
+        statuses = {w.workflow_id: w.status for w in client.list_workflows(load_input=False)}
+    assert statuses == {gone: "ENQUEUED", alive: "PENDING"}
+    # Queued runs are listed with their program, for `prose runs list`.
+    assert [(run_id, s.program) for run_id, s, _ in engine.queued(url)] == [(gone, spec.program)]
