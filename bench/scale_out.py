@@ -1,0 +1,233 @@
+"""The dbos engine's figures (issue 16): steps per second with 1, 2 and 3 workers beside the
+local engine on the same runs, and the recovery time from a worker's death to its run going on
+in another worker.
+
+1. Throughput: ``--runs`` runs of a program of ``--steps`` sessions on the offline backend
+   (each session answering after ``--delay`` seconds, standing for a model's latency).  The
+   local engine executes them in one process, at most ``--concurrency`` at once (what one
+   worker does, without DBOS); then, for each worker count, the runs are queued and that many
+   ``prose worker`` processes (``--concurrency`` runs each) execute them.  Steps per second:
+   the runs' sessions over the wall time from the first worker's start to the last run's end
+   (worker start-up included).  A run executes in one worker: the workers share the runs,
+   not a run's branches (docs/scale.md, "Not done yet").
+2. Recovery: one run paced by ``--delay`` is executed by a worker that is sent SIGKILL after
+   its third exchange, with a second worker already running; the time from the kill to the
+   first exchange the second worker answers (its detection, once a second, plus a queue poll
+   and the replay of the journal).
+
+The DBOS system database is SQLite in a temporary directory (one machine).  Prints figures;
+asserts nothing.  The machine has two cores: past two busy workers, more add little.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+try:
+    import openprose  # noqa: F401
+except ImportError:  # pragma: no cover - running from a bare checkout
+    sys.path.insert(0, str(REPO_ROOT / "server"))
+
+from openprose.vm.engines.base import Attachment, RunSpec  # noqa: E402
+from openprose.vm.engines.local import LocalExecutor  # noqa: E402
+from openprose.vm.interpreter import Options  # noqa: E402
+from openprose.vm.rundir import new_run_id  # noqa: E402
+
+
+def program(steps: int) -> str:
+    lines = [f'let s{i} = session "Step {i} of the study"' for i in range(1, steps)]
+    return "\n".join([*lines, f'output report = session "Report on {{s{steps - 1}}}"']) + "\n"
+
+
+def spec_in(directory: Path, steps: int, delay: float, concurrency: int) -> RunSpec:
+    main = directory / "main.prose"
+    text = program(steps)
+    main.write_text(text, encoding="utf-8")
+    return RunSpec(
+        str(main),
+        text,
+        runs_root=str(directory / ".prose" / "runs"),
+        offline_delay=delay,
+        options=RunSpec.options_of(Options(concurrency=concurrency)),
+    )
+
+
+def local_engine(directory: Path, runs: int, steps: int, delay: float, concurrency: int) -> float:
+    spec = spec_in(directory, steps, delay, concurrency)
+    limit = asyncio.Semaphore(concurrency)
+
+    async def one() -> None:
+        async with limit:
+            result = await LocalExecutor().run(spec, None, Attachment())
+            assert result.status == "success", result.error
+
+    async def everything() -> None:
+        await asyncio.gather(*(one() for _ in range(runs)))
+
+    start = time.perf_counter()
+    asyncio.run(everything())
+    return time.perf_counter() - start
+
+
+def _environment() -> dict[str, str]:
+    environment = dict(os.environ)
+    environment.pop("OPENPROSE_DBOS_URL", None)
+    environment["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO_ROOT / "server"), environment.get("PYTHONPATH", "")]
+    )
+    return environment
+
+
+def start_worker(directory: Path, concurrency: int, log: Path) -> subprocess.Popen[bytes]:
+    with open(log, "wb") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "openprose", "worker", "--concurrency", str(concurrency)],
+            cwd=directory,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=_environment(),
+        )
+
+
+def stop(workers: list[subprocess.Popen[bytes]]) -> None:
+    for worker in workers:
+        if worker.poll() is None:
+            worker.send_signal(signal.SIGTERM)
+    for worker in workers:
+        try:
+            worker.wait(15)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            worker.wait()
+
+
+def completed(runs_root: Path) -> int:
+    done = 0
+    if runs_root.is_dir():
+        for run in runs_root.iterdir():
+            state = run / "state.md"
+            if state.is_file() and "---end" in state.read_text(encoding="utf-8"):
+                done += 1
+    return done
+
+
+def dbos_engine(
+    directory: Path, runs: int, steps: int, delay: float, concurrency: int, count: int
+) -> float:
+    from openprose.vm.engines.dbos_engine import DbosExecutor, system_database_url
+
+    spec = spec_in(directory, steps, delay, concurrency)
+    runs_root = Path(spec.runs_root)
+    executor = DbosExecutor(system_database_url(spec.state, runs_root, environ={}))
+    for _ in range(runs):
+        executor.submit(spec, new_run_id())
+    start = time.perf_counter()
+    workers = [start_worker(directory, concurrency, directory / f"w{i}.log") for i in range(count)]
+    try:
+        deadline = start + 600
+        while completed(runs_root) < runs:
+            if time.perf_counter() > deadline:
+                raise SystemExit(f"{count} workers: {completed(runs_root)}/{runs} runs in 600 s")
+            time.sleep(0.05)
+        return time.perf_counter() - start
+    finally:
+        stop(workers)
+
+
+def recovery(directory: Path, steps: int, delay: float) -> float:
+    from openprose.vm.engines.dbos_engine import DbosExecutor, system_database_url
+
+    spec = spec_in(directory, steps, max(delay, 0.05), 1)
+    record = directory / "exchanges.jsonl"
+    spec = RunSpec(**{**spec.__dict__, "record": str(record)})
+    executor = DbosExecutor(system_database_url(spec.state, Path(spec.runs_root), environ={}))
+    executor.submit(spec, new_run_id())
+
+    def exchanges() -> int:
+        if not record.is_file():
+            return 0
+        return max(0, len(record.read_text(encoding="utf-8").splitlines()) - 1)
+
+    first = start_worker(directory, 1, directory / "first.log")
+    second = None
+    try:
+        while exchanges() < 3:
+            time.sleep(0.01)
+        # The second worker is up before the first dies: what is timed is the takeover.
+        second = start_worker(directory, 1, directory / "second.log")
+        while "takes runs" not in (directory / "second.log").read_text(encoding="utf-8"):
+            time.sleep(0.01)
+        time.sleep(0.2)
+        first.send_signal(signal.SIGKILL)
+        killed = time.perf_counter()
+        first.wait()
+        seen = exchanges()
+        deadline = killed + 120
+        while exchanges() <= seen:
+            if time.perf_counter() > deadline:
+                raise SystemExit("no worker took the run over in 120 s")
+            time.sleep(0.01)
+        return time.perf_counter() - killed
+    finally:
+        stop([w for w in (first, second) if w is not None])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=60, help="runs in each throughput case")
+    parser.add_argument("--steps", type=int, default=20, help="sessions in each run")
+    parser.add_argument("--delay", type=float, default=0.05, help="seconds per offline session")
+    parser.add_argument("--concurrency", type=int, default=8, help="runs at once per worker")
+    parser.add_argument("--workers", type=int, nargs="*", default=[1, 2, 3])
+    parser.add_argument("--recoveries", type=int, default=3, help="kills timed")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: tiny and one worker")
+    args = parser.parse_args()
+    if args.quick:
+        args.runs, args.steps, args.workers, args.recoveries = 3, 3, [1], 1
+    try:
+        import dbos  # noqa: F401
+    except ImportError:
+        print("dbos is not installed (pip install 'openprose[dbos]'): nothing to measure")
+        return
+    total = args.runs * args.steps
+    print(
+        f"{args.runs} runs x {args.steps} sessions on the offline backend, {args.delay} s a "
+        f"session, {args.concurrency} runs at once per process; SQLite system database"
+    )
+    print(f"{'engine':<18} {'wall s':>7} {'steps/s':>8}")
+    with tempfile.TemporaryDirectory() as tmp:
+        here = Path(tmp) / "local"
+        here.mkdir()
+        wall = local_engine(here, args.runs, args.steps, args.delay, args.concurrency)
+        print(f"{'local (1 process)':<18} {wall:>7.2f} {total / wall:>8.1f}")
+        for count in args.workers:
+            here = Path(tmp) / f"dbos-{count}"
+            here.mkdir()
+            wall = dbos_engine(here, args.runs, args.steps, args.delay, args.concurrency, count)
+            label = f"dbos, {count} worker{'s' if count > 1 else ''}"
+            print(f"{label:<18} {wall:>7.2f} {total / wall:>8.1f}")
+        times = []
+        for index in range(args.recoveries):
+            here = Path(tmp) / f"recovery-{index}"
+            here.mkdir()
+            # Long enough to be still running when the second worker is up.
+            times.append(recovery(here, 100, args.delay))
+        shown = ", ".join(f"{t:.2f}" for t in times)
+        print(
+            f"recovery from a worker's SIGKILL to its run's next exchange in another worker: "
+            f"median {statistics.median(times):.2f} s ({shown})"
+        )
+
+
+if __name__ == "__main__":
+    main()
