@@ -17,6 +17,9 @@ from typing import Any
 
 import pytest
 
+# A fixture: importing it makes it visible to this module's tests.
+from tests.postgres_cluster import postgres_db_url  # noqa: F401
+
 pytest.importorskip("dbos", reason="the dbos engine needs pip install 'openprose[dbos]'")
 
 SEQUENTIAL = "".join(f'let s{i} = session "Step {i} of the study"\n' for i in range(1, 9)) + (
@@ -42,7 +45,7 @@ def workers(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[str]]]:
     (SIGTERM, then SIGKILL) at the end."""
     started: list[subprocess.Popen[str]] = []
 
-    def start(*args: str) -> subprocess.Popen[str]:
+    def start(*args: str, **env: str) -> subprocess.Popen[str]:
         log = open(tmp_path / f"worker-{len(started)}.log", "w", encoding="utf-8")  # noqa: SIM115
         child = subprocess.Popen(
             [sys.executable, "-m", "openprose", "worker", *args],
@@ -50,7 +53,7 @@ def workers(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[str]]]:
             stdout=log,
             stderr=subprocess.STDOUT,
             text=True,
-            env=_environment(),
+            env={**_environment(), **env},
         )
         log.close()
         started.append(child)
@@ -236,3 +239,65 @@ def test_sending_to_a_run_that_does_not_exist_is_a_usage_error(prose: Any, tmp_p
     done = prose("runs", "send", "20990101-000000-nosuch", "angle=cost")
     assert done.returncode == 2
     assert "no DBOS run 20990101-000000-nosuch" in done.stderr
+
+
+def test_three_workers_share_runs_on_postgresql_and_survive_one_s_death(
+    prose: Any,
+    tmp_path: Path,
+    workers: Callable[..., subprocess.Popen[str]],
+    postgres_db_url: str,  # noqa: F811
+) -> None:
+    """PostgreSQL holds the runs and DBOS's tables; three workers take the queued runs; one
+    is killed while it executes some: every run completes, each step answered once but those
+    in flight at the kill."""
+    env = {"OPENPROSE_POSTGRES_URL": postgres_db_url}
+    (tmp_path / "main.prose").write_text(SEQUENTIAL, encoding="utf-8")
+    runs = []
+    for index in range(12):
+        record = tmp_path / f"exchanges-{index}.jsonl"
+        done = prose(
+            "run", "main.prose", "--engine", "dbos", "--detach", "--state", "postgres",
+            "--offline-delay", "0.3", "--record", str(record), **env,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        runs.append((done.stdout.strip(), record))
+    assert not (tmp_path / ".prose" / "dbos.sqlite").exists()  # DBOS is in PostgreSQL
+    started = [workers("--state", "postgres", "--concurrency", "2", **env) for _ in range(3)]
+
+    def listed() -> dict[str, dict[str, Any]]:
+        done = prose("runs", "list", "--state", "postgres", "--json", **env)
+        assert done.returncode == 0, done.stderr
+        return {run["run_id"]: run for run in json.loads(done.stdout)}
+
+    claimed: set[int] = set()
+
+    def every_worker_took_some() -> bool:
+        claimed.update(run["pid"] for run in listed().values() if run["pid"])
+        return {w.pid for w in started} <= claimed
+
+    _wait_for(every_worker_took_some)
+    # The victim is killed while it executes a run.
+    victim = started[0]
+    _wait_for(
+        lambda: any(
+            run["pid"] == victim.pid and run["status"] == "running" for run in listed().values()
+        )
+    )
+    victim.send_signal(signal.SIGKILL)
+    victim.wait()
+    _wait_for(lambda: all(run["status"] == "completed" for run in listed().values())
+              and len(listed()) == 12, 120)  # fmt: skip
+    taken_over = [run_id for run_id, _ in runs if f"run {run_id} lost its worker" in (
+        _log(tmp_path, 1) + _log(tmp_path, 2))]  # fmt: skip
+    # The run the killed worker was executing was taken over by one of the two others.
+    assert taken_over
+    local = _local_run(prose, tmp_path, SEQUENTIAL)
+    for run_id, record in runs:
+        keys = [json.loads(line)["key"] for line in record.read_text("utf-8").splitlines()[1:]]
+        asked = Counter(keys)
+        assert len(asked) == 9, (run_id, asked)
+        again = [key for key, times in asked.items() if times > 1]
+        # Only a run the killed worker was executing asks one step again: its step in flight.
+        assert not again or (run_id in taken_over and len(again) == 1), (run_id, asked)
+        outputs = listed()[run_id]
+        assert outputs["steps"] == local["sessions"]
