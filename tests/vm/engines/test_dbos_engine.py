@@ -10,6 +10,7 @@ import pickle
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -75,18 +76,29 @@ def test_an_executor_is_gone_when_its_process_on_this_machine_is() -> None:
     host = socket.gethostname()
     assert engine.this_executor() == f"{host}:{os.getpid()}"
     assert engine.executor_alive(engine.this_executor())
+    gone = f"{host}:{_finished_pid()}"
+    assert not engine.executor_alive(gone)
+    # What cannot be judged is taken to be alive: nothing is taken from it.
+    assert engine.executor_alive("local")
+    assert engine.executor_alive(None)
+
+
+def test_an_executor_on_another_machine_is_gone_when_its_heartbeat_is_stale() -> None:
+    now = time.time()
+    beats = {"elsewhere:10": now - 2, "elsewhere:11": now - engine.STALE_SECONDS - 1}
+    assert engine.executor_alive("elsewhere:10", beats)
+    assert not engine.executor_alive("elsewhere:11", beats)
+    assert engine.executor_alive("elsewhere:12", beats)  # never beat: not of this version
+
+
+def _finished_pid() -> str:
     finished = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"],
         capture_output=True,
         text=True,
         check=True,
     )
-    gone = f"{host}:{finished.stdout.strip()}"
-    assert not engine.executor_alive(gone)
-    # What cannot be judged from here is taken to be alive: nothing is taken from it.
-    assert engine.executor_alive(f"another-{host}:{finished.stdout.strip()}")
-    assert engine.executor_alive("local")
-    assert engine.executor_alive(None)
+    return finished.stdout.strip()
 
 
 def test_the_private_calls_of_dbos_the_engine_relies_on_are_there() -> None:
@@ -102,40 +114,58 @@ def test_recovery_takes_only_the_runs_of_dead_executors(tmp_path: Path) -> None:
     spec = _spec(tmp_path)
     url = engine.system_database_url(spec.state, Path(spec.runs_root), environ={})
     executor = engine.DbosExecutor(url)
-    gone, alive = new_run_id(), new_run_id()
-    executor.submit(spec, gone)
-    executor.submit(spec, alive)
+    here = socket.gethostname()
+    owners = {
+        new_run_id(): f"{here}:{_finished_pid()}",  # its process on this machine is gone
+        new_run_id(): engine.this_executor(),  # alive: this process
+        new_run_id(): "elsewhere:7",  # another machine, silent for a minute
+        new_run_id(): "elsewhere:8",  # another machine, beating
+    }
+    for run_id in owners:
+        executor.submit(spec, run_id)
 
-    async def pending_on(run_id: str, executor_id: str) -> None:
+    def pending_on(run_id: str, executor_id: str) -> None:
         # As a worker that dequeued it would leave it: pending on that executor.
-        from dbos._dbos import _get_dbos_instance
-
-        table = _get_dbos_instance()._sys_db.tables.workflow_status
-        with _get_dbos_instance()._sys_db.engine.begin() as connection:
+        sys_db = engine._system_database()
+        table = sys_db.tables.workflow_status
+        with sys_db.engine.begin() as connection:
             connection.execute(
                 table.update()
                 .where(table.c.workflow_uuid == run_id)
                 .values(status="PENDING", executor_id=executor_id)
             )
 
-    async def scenario() -> list[str]:
+    def beat(executor_id: str, at: float) -> None:
+        table = engine._beats_table()
+        with engine._system_database().engine.begin() as connection:
+            connection.execute(table.insert().values(executor_id=executor_id, beat_at=at))
+
+    async def scenario() -> tuple[list[str], dict[str, float]]:
         engine.launch(url, engine.this_executor(), [])
         try:
-            finished = subprocess.run(
-                [sys.executable, "-c", "import os; print(os.getpid())"],
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-            await pending_on(gone, f"{socket.gethostname()}:{finished.stdout.strip()}")
-            await pending_on(alive, engine.this_executor())
-            return await engine.recover_dead_executors()
+            for run_id, owner in owners.items():
+                pending_on(run_id, owner)
+            beat("elsewhere:7", time.time() - 60)
+            beat("elsewhere:8", time.time())
+            recovered = await engine.recover_dead_executors()
+            return recovered, engine.heartbeats(engine._system_database().engine)
         finally:
             engine.shut_down()
 
-    assert asyncio.run(scenario()) == [gone]
+    recovered, beats = asyncio.run(scenario())
+    ids = list(owners)
+    assert sorted(recovered) == sorted([ids[0], ids[2]])
+    # This process beat while it was launched.
+    assert time.time() - beats[engine.this_executor()] < 10
     with engine.client(url) as client:
         statuses = {w.workflow_id: w.status for w in client.list_workflows(load_input=False)}
-    assert statuses == {gone: "ENQUEUED", alive: "PENDING"}
+    assert statuses == {
+        ids[0]: "ENQUEUED",
+        ids[1]: "PENDING",
+        ids[2]: "ENQUEUED",
+        ids[3]: "PENDING",
+    }
     # Queued runs are listed with their program, for `prose runs list`.
-    assert [(run_id, s.program) for run_id, s, _ in engine.queued(url)] == [(gone, spec.program)]
+    assert sorted((run_id, s.program) for run_id, s, _ in engine.queued(url)) == sorted(
+        [(ids[0], spec.program), (ids[2], spec.program)]
+    )

@@ -14,9 +14,10 @@ Mapping (docs/scale.md):
   ``--detach`` the process that asked for the run executes it itself, as a worker of that
   one run.
 - A worker whose process is gone has its runs taken over: every worker looks, once a second,
-  for runs that are pending on an executor whose process no longer lives on this machine,
-  and puts them back on the queue (an executor id is ``host:pid``).  Executors on other
-  machines are not judged yet (see docs/scale.md, "Not done yet").
+  for runs that are pending on a dead executor, and puts them back on the queue.  An
+  executor id is ``host:pid``: one on this machine is dead when its process is; one on
+  another machine when it has not written its heartbeat row (``openprose_executors``, once
+  a second) for ``STALE_SECONDS``.
 - A mid-program ``input`` waits for a message (``prose runs send RUN_ID name=value``) when
   nobody attached to the run can be asked.
 
@@ -32,6 +33,8 @@ import contextlib
 import logging
 import os
 import socket
+import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -55,6 +58,12 @@ SQLITE_FILE = "dbos.sqlite"
 # How often a queue is polled and a worker looks for runs of dead executors (seconds).
 POLL_SECONDS = 0.2
 RECOVERY_SECONDS = 1.0
+# Every executor writes the time into its row of this table once a second; one on another
+# machine whose row is older than STALE_SECONDS is taken to be dead (its machine's clock and
+# ours are taken to agree within a few seconds).
+BEATS_TABLE = "openprose_executors"
+BEAT_SECONDS = 1.0
+STALE_SECONDS = 15.0
 
 
 class EngineError(Exception):
@@ -107,17 +116,75 @@ def this_executor() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def executor_alive(executor_id: str | None) -> bool:
-    """Whether the process behind an executor id still runs (one on another machine, or an
-    id not of our making, is taken to be alive: it cannot be judged from here)."""
+def executor_alive(executor_id: str | None, beats: Mapping[str, float] | None = None) -> bool:
+    """Whether the process behind an executor id still runs.  One on this machine is
+    asked directly; one on another machine by its last heartbeat in ``beats`` (executor id
+    -> epoch seconds): without one, or without an id of our making, it is taken to be alive
+    (nothing is taken from what cannot be judged)."""
     if not executor_id:
         return True
     host, _, pid = executor_id.rpartition(":")
     if not host or not pid.isdigit():
         return True
-    from openprose.vm.state.journal import process_alive
+    if host == socket.gethostname():
+        from openprose.vm.rundir import pid_alive
 
-    return process_alive(int(pid), host)
+        return pid_alive(int(pid))
+    beat = (beats or {}).get(executor_id)
+    return beat is None or time.time() - beat < STALE_SECONDS
+
+
+def _beats_table() -> Any:
+    import sqlalchemy as sa
+
+    return sa.Table(
+        BEATS_TABLE,
+        sa.MetaData(),
+        sa.Column("executor_id", sa.String(256), primary_key=True),
+        sa.Column("beat_at", sa.Float, nullable=False),
+    )
+
+
+class _Heartbeat:
+    """Writes this executor's row of the heartbeat table once a second, on a thread."""
+
+    def __init__(self, engine: Any, executor_id: str) -> None:
+        self.engine = engine
+        self.executor_id = executor_id
+        self.table = _beats_table()
+        self.table.metadata.create_all(engine, checkfirst=True)
+        self.stopped = threading.Event()
+        self.beat()
+        self.thread = threading.Thread(target=self._run, name="openprose-heartbeat", daemon=True)
+        self.thread.start()
+
+    def beat(self) -> None:
+        table = self.table
+        with self.engine.begin() as connection:
+            now = time.time()
+            done = connection.execute(
+                table.update().where(table.c.executor_id == self.executor_id).values(beat_at=now)
+            )
+            if done.rowcount == 0:
+                connection.execute(table.insert().values(executor_id=self.executor_id, beat_at=now))
+
+    def _run(self) -> None:
+        while not self.stopped.wait(BEAT_SECONDS):
+            # A database that does not answer for a moment: the next beat tries again.
+            with contextlib.suppress(Exception):
+                self.beat()
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.thread.join(5)
+
+
+def heartbeats(engine: Any) -> dict[str, float]:
+    """The last heartbeat of every executor that wrote one (executor id -> epoch seconds)."""
+    table = _beats_table()
+    table.metadata.create_all(engine, checkfirst=True)
+    with engine.connect() as connection:
+        return {row.executor_id: row.beat_at for row in connection.execute(table.select())}
 
 
 # ------------------------------------------------------------------ the workflow
@@ -205,11 +272,24 @@ def launch(url: str, executor_id: str, queues: Sequence[str]) -> None:
     )
     DBOS.listen_queues(list(queues))
     DBOS.launch()
+    _heartbeat.append(_Heartbeat(_system_database().engine, executor_id))
+
+
+_heartbeat: list[_Heartbeat] = []
+
+
+def _system_database() -> Any:
+    # DBOS's own connection to its system database (private in dbos 3.4; tested).
+    from dbos._dbos import _get_dbos_instance
+
+    return _get_dbos_instance()._sys_db
 
 
 def shut_down() -> None:
     from dbos import DBOS
 
+    while _heartbeat:
+        _heartbeat.pop().stop()
     DBOS.destroy(workflow_completion_timeout_sec=0)
 
 
@@ -221,10 +301,13 @@ async def recover_dead_executors() -> list[str]:
     pending = await DBOS.list_workflows_async(
         status="PENDING", name=RUN_WORKFLOW, load_input=False, load_output=False
     )
+    if not pending:
+        return []
+    beats = await asyncio.to_thread(heartbeats, _system_database().engine)
     recovered = []
     for workflow in pending:
         executor = workflow.executor_id
-        if executor is None or executor_alive(executor):
+        if executor is None or executor_alive(executor, beats):
             continue
         if await asyncio.to_thread(_reenqueue, workflow.workflow_id, executor):
             recovered.append(workflow.workflow_id)
@@ -236,10 +319,7 @@ def _reenqueue(workflow_id: str, executor_id: str) -> bool:
     # queue: it only moves a workflow still pending on that executor, so two workers
     # recovering at once cannot both take it.  Private in dbos 3.4
     # (tests/vm/engines/test_dbos_engine.py checks it is there).
-    from dbos._dbos import _get_dbos_instance
-
-    sys_db = _get_dbos_instance()._sys_db
-    return bool(sys_db.reenqueue_for_recovery(workflow_id, [executor_id], RUNS_QUEUE))
+    return bool(_system_database().reenqueue_for_recovery(workflow_id, [executor_id], RUNS_QUEUE))
 
 
 async def work(
