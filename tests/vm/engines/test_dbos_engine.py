@@ -169,3 +169,35 @@ def test_recovery_takes_only_the_runs_of_dead_executors(tmp_path: Path) -> None:
     assert sorted((run_id, s.program) for run_id, s, _ in engine.queued(url)) == sorted(
         [(ids[0], spec.program), (ids[2], spec.program)]
     )
+
+
+def test_a_take_over_waits_for_the_dead_executor_s_claim_to_go(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from openprose.vm.state import StateError
+
+    class Catalog:
+        def __init__(self, refusals: list[str]) -> None:
+            self.refusals = refusals
+
+        def open(self, run_id: str) -> str:
+            if self.refusals:
+                raise StateError(self.refusals.pop(0))
+            return f"store of {run_id}"
+
+    slept: list[float] = []
+
+    async def no_wait(seconds: float) -> None:
+        slept.append(seconds)
+
+    monkeypatch.setattr(engine.asyncio, "sleep", no_wait)
+    still = "run r is still running (process 12 on elsewhere)"
+    assert asyncio.run(engine._taken_over(Catalog([still, still]), "r")) == "store of r"
+    assert slept == [1.0, 1.0]
+    # Anything else is not waited for.
+    with pytest.raises(StateError, match="no run"):
+        asyncio.run(engine._taken_over(Catalog(["no run 'r' in /x"]), "r"))
+    # Nor a claim that outlives the wait.
+    monkeypatch.setattr(engine, "TAKEOVER_SECONDS", -1.0)
+    with pytest.raises(StateError, match="still running"):
+        asyncio.run(engine._taken_over(Catalog([still]), "r"))

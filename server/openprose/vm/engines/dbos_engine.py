@@ -64,6 +64,9 @@ RECOVERY_SECONDS = 1.0
 BEATS_TABLE = "openprose_executors"
 BEAT_SECONDS = 1.0
 STALE_SECONDS = 15.0
+# How long a worker taking a run over waits for the state backend to let go of the dead
+# executor's claim on it.
+TAKEOVER_SECONDS = 300.0
 
 
 class EngineError(Exception):
@@ -231,8 +234,25 @@ async def execute(spec: RunSpec) -> RunResult:
     except StateError:
         # Not begun: the run is made under the workflow's id.
         return await LocalExecutor().run(spec, run_id, attachment)
-    store = catalog.open(run_id)
+    store = await _taken_over(catalog, run_id)
     return await LocalExecutor(resume=store).run(spec, None, attachment)
+
+
+async def _taken_over(catalog: Any, run_id: str) -> Any:
+    """The run's store, claimed for this executor.  The state backend may still see the
+    dead executor's claim for a while (a PostgreSQL server releases a dead machine's
+    session, and with it the run's lock, when it notices the connection is gone): it is
+    asked again until ``TAKEOVER_SECONDS`` have passed."""
+    from openprose.vm.state import StateError
+
+    deadline = time.monotonic() + TAKEOVER_SECONDS
+    while True:
+        try:
+            return catalog.open(run_id)
+        except StateError as error:
+            if "still running" not in str(error) or time.monotonic() > deadline:
+                raise
+        await asyncio.sleep(1.0)
 
 
 async def _ask_by_message(name: str, prompt: str) -> str:
