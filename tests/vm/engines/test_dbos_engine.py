@@ -190,7 +190,7 @@ def test_a_take_over_waits_for_the_dead_executor_s_claim_to_go(
     async def no_wait(seconds: float) -> None:
         slept.append(seconds)
 
-    monkeypatch.setattr(engine.asyncio, "sleep", no_wait)
+    monkeypatch.setattr(asyncio, "sleep", no_wait)  # the module the engine waits with
     still = "run r is still running (process 12 on elsewhere)"
     assert asyncio.run(engine._taken_over(Catalog([still, still]), "r")) == "store of r"
     assert slept == [1.0, 1.0]
