@@ -60,7 +60,7 @@ KEYS = (
     "run",
 )
 RUN_KEYS = ("model-map", "allow-remote", "state", "engine", "windows", "prices")
-ENGINES = ("local", "dbos")
+ENGINES = ("local", "dbos")  # prose run --engine, run.engine (vm/engines/)
 STATE_BACKENDS = ("filesystem", "sqlite", "postgres", "in-context")
 SEVERITIES = {s.label: s for s in sorted(Severity)}  # error, warning, information, hint
 

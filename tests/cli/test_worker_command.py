@@ -257,7 +257,7 @@ def test_three_workers_share_runs_on_postgresql_and_survive_one_s_death(
         record = tmp_path / f"exchanges-{index}.jsonl"
         done = prose(
             "run", "main.prose", "--engine", "dbos", "--detach", "--state", "postgres",
-            "--offline-delay", "0.3", "--record", str(record), **env,
+            "--offline-delay", "0.5", "--record", str(record), **env,
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
         runs.append((done.stdout.strip(), record))
@@ -301,3 +301,17 @@ def test_three_workers_share_runs_on_postgresql_and_survive_one_s_death(
         assert not again or (run_id in taken_over and len(again) == 1), (run_id, asked)
         outputs = listed()[run_id]
         assert outputs["steps"] == local["sessions"]
+
+
+def test_listing_postgres_runs_leaves_a_database_dbos_never_used_as_it_was(
+    prose: Any,
+    tmp_path: Path,
+    postgres_db_url: str,  # noqa: F811
+) -> None:
+    import psycopg
+
+    done = prose("runs", "list", "--state", "postgres", OPENPROSE_POSTGRES_URL=postgres_db_url)
+    assert done.returncode == 0, done.stderr
+    with psycopg.connect(postgres_db_url) as connection:
+        schemas = {row[0] for row in connection.execute("SELECT nspname FROM pg_namespace")}
+    assert "dbos" not in schemas

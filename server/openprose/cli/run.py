@@ -12,6 +12,7 @@ from typing import Any, TextIO
 
 from openprose.cli.render import Style, format_human, format_summary, source_lines, wants_colour
 from openprose.cli.sources import SourceError, add_size_option, discover, read_source
+from openprose.config import ENGINES
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # the program has errors, or failed while running
@@ -179,7 +180,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--engine",
-        choices=("local", "dbos"),
+        choices=ENGINES,
         help="what executes the run: local (this process, the default) or dbos (a durable "
         "DBOS workflow that a worker takes over if this process dies; needs the dbos extra; "
         "docs/scale.md)",
@@ -309,6 +310,8 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     later = mid_program_inputs(module) if asks or args.detach else set()
     declared = [item for item in declared_inputs(module) if item[0] not in later]
     inputs = _inputs(args, declared, stderr, later) if resume is None else None
+    # --model-map wins over [tool.openprose.run] model-map.
+    model_map = {**(dict(config.model_map) if config else {}), **_model_map(args)}
     backend: Any
     if args.replay:
         try:
@@ -319,7 +322,7 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     elif args.backend == "replay":
         raise UsageError("--backend replay needs --replay FILE")
     elif args.backend != "offline":
-        backend = _real_backend(args, dict(config.model_map) if config else {})
+        backend = _real_backend(args, model_map)
         print(f"prose: running on the {args.backend} backend", file=stderr)
     else:
         backend = OfflineBackend(rounds=args.offline_rounds, delay=args.offline_delay)
@@ -350,7 +353,7 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         offline_delay=args.offline_delay,
         record=str(Path(args.record).resolve()) if args.record and engine == "dbos" else None,
         replay=str(Path(args.replay).resolve()) if args.replay else None,
-        model_map={**(dict(config.model_map) if config else {}), **_model_map(args)},
+        model_map=model_map,
         options=RunSpec.options_of(
             Options(
                 concurrency=args.concurrency,
@@ -506,14 +509,12 @@ def _run_on_dbos(
         raise UsageError(str(error)) from None
 
 
-def _real_backend(args: argparse.Namespace, configured: dict[str, str]) -> Any:
+def _real_backend(args: argparse.Namespace, model_map: dict[str, str]) -> Any:
     import os
 
-    from openprose.vm.backends.providers import MissingKey, create_backend, parse_model_map
+    from openprose.vm.backends.providers import MissingKey, create_backend
 
     try:
-        # --model-map wins over [tool.openprose.run] model-map.
-        model_map = {**configured, **parse_model_map(args.model_map)}
         return create_backend(
             args.backend, environ=os.environ, project_root=Path.cwd(), model_map=model_map
         )

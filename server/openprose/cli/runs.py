@@ -91,9 +91,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 LIST_HELP = (
-    "The runs under the runs root, newest first: status (running, completed, failed, "
-    "interrupted, cancelled), program, start, duration, steps, tokens, cost and the failing "
-    "statement. Without --state, the runs of the filesystem and sqlite backends together."
+    "The runs under the runs root, newest first: status (queued: a run of the dbos engine no "
+    "worker has begun, running, completed, failed, interrupted, cancelled), program, start, "
+    "duration, steps, tokens, cost and the failing statement. Without --state, the runs of "
+    "the filesystem and sqlite backends together."
 )
 
 
@@ -489,21 +490,15 @@ def resume_run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 def dbos_url(args: argparse.Namespace) -> str | None:
     """The DBOS system database of these runs, when the dbos engine has one (None: no run
     was ever queued here; nothing of DBOS is imported then)."""
-    import os
+    from openprose.vm.engines.dbos_engine import sqlite_file, system_database_url
+    from openprose.vm.state import StateError
 
-    from openprose.vm.engines.dbos_engine import SQLITE_FILE, URL_VARIABLE
-
-    state = args.state or "filesystem"
-    if os.environ.get(URL_VARIABLE) or state == "postgres":
-        from openprose.vm.engines.dbos_engine import system_database_url
-        from openprose.vm.state import StateError
-
-        try:
-            return system_database_url(state, runs_root(args))
-        except StateError:
-            return None
-    sqlite = runs_root(args).parent / SQLITE_FILE
-    return f"sqlite:///{sqlite}" if sqlite.is_file() else None
+    try:
+        url = system_database_url(args.state or "filesystem", runs_root(args))
+    except StateError:
+        return None
+    file = sqlite_file(url)
+    return url if file is None or file.is_file() else None
 
 
 def queued_runs(args: argparse.Namespace) -> list[Any]:

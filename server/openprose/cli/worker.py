@@ -52,6 +52,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     import asyncio
     import signal
 
+    from openprose.cli.runs import runs_root
     from openprose.config import ConfigError, ConfigFinder
     from openprose.vm.engines.dbos_engine import (
         RUNS_QUEUE,
@@ -71,8 +72,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         require_dbos()
         config = ConfigFinder().for_directory(str(Path.cwd()))
         state = args.state or (config.state if config is not None else None) or "filesystem"
-        runs_root = Path(args.run_dir).resolve() if args.run_dir else Path.cwd() / ".prose" / "runs"
-        url = system_database_url(state, runs_root)
+        url = system_database_url(state, runs_root(args))
     except (EngineError, ConfigError, StateError) as error:
         print(f"prose: error: {error}", file=stderr)
         return EXIT_USAGE

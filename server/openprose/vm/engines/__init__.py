@@ -3,5 +3,3 @@
 PostgreSQL, executed by ``prose worker`` processes on one machine or many (docs/scale.md)."""
 
 from __future__ import annotations
-
-ENGINES = ("local", "dbos")

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import socket
@@ -102,10 +103,16 @@ def system_database_url(
     return f"sqlite:///{runs_root.parent / SQLITE_FILE}"
 
 
+def sqlite_file(url: str) -> Path | None:
+    """The file of a SQLite system database (None: another kind of database)."""
+    return Path(url.removeprefix("sqlite:///")) if url.startswith("sqlite:///") else None
+
+
 def _make_room(url: str) -> None:
     """SQLite makes its file, not the directories above it (a project's first run)."""
-    if url.startswith("sqlite:///"):
-        Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+    file = sqlite_file(url)
+    if file is not None:
+        file.parent.mkdir(parents=True, exist_ok=True)
 
 
 def shown(url: str) -> str:
@@ -137,6 +144,7 @@ def executor_alive(executor_id: str | None, beats: Mapping[str, float] | None = 
     return beat is None or time.time() - beat < STALE_SECONDS
 
 
+@functools.cache
 def _beats_table() -> Any:
     import sqlalchemy as sa
 
@@ -183,9 +191,9 @@ class _Heartbeat:
 
 
 def heartbeats(engine: Any) -> dict[str, float]:
-    """The last heartbeat of every executor that wrote one (executor id -> epoch seconds)."""
+    """The last heartbeat of every executor that wrote one (executor id -> epoch seconds);
+    the table is made by the launch of the executor asking."""
     table = _beats_table()
-    table.metadata.create_all(engine, checkfirst=True)
     with engine.connect() as connection:
         return {row.executor_id: row.beat_at for row in connection.execute(table.select())}
 
@@ -396,7 +404,7 @@ class DbosExecutor:
             shut_down()
 
     def submit(self, spec: RunSpec, run_id: str) -> str:
-        with client(self.url) as dbos_client:
+        with client(self.url, make_tables=True) as dbos_client:
             dbos_client.enqueue(
                 {
                     "workflow_name": RUN_WORKFLOW,
@@ -410,47 +418,55 @@ class DbosExecutor:
 
 
 class client:
-    """A DBOS client of the system database at ``url`` (made first if no worker ever
-    ran there), for the commands that only ask: enqueue, send, list, cancel."""
+    """A DBOS client of the system database at ``url``, for the commands that do not run
+    workflows: enqueue, send, list, cancel.  ``make_tables``: a command that adds a run
+    makes DBOS's tables when no worker ever made them; the others only read, and change
+    nothing in a database DBOS never used.  What fails inside is an ``EngineError``."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, make_tables: bool = False) -> None:
         require_dbos()
         self.url = url
+        self.make_tables = make_tables
 
     def __enter__(self) -> Any:
         from dbos import DBOSClient
 
-        _make_room(self.url)
+        if self.make_tables:
+            _make_room(self.url)
         try:
             self._client = DBOSClient(system_database_url=self.url, application_name=APP_NAME)
-            # A client never makes the system tables: the first command on a new database
-            # makes them, as a worker's launch would (private in dbos 3.4; tested).
-            self._client._sys_db.run_migrations()
+            if self.make_tables:
+                # A client never makes the system tables: the first run queued on a new
+                # database makes them, as a worker's launch would (private in dbos 3.4;
+                # tested).
+                self._client._sys_db.run_migrations()
         except Exception as error:  # an unreachable or unusable database
             raise EngineError(
                 f"cannot reach the DBOS system database {shown(self.url)}: {error}"
             ) from None
         return self._client
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: object, error: object, trace: object) -> None:
         self._client.destroy()
+        if isinstance(error, Exception) and not isinstance(error, EngineError):
+            # A database without DBOS's tables, or one that went away meanwhile.
+            raise EngineError(f"the DBOS system database {shown(self.url)}: {error}") from None
+
+
+def _known(dbos_client: Any, run_id: str) -> None:
+    if not dbos_client.list_workflows(workflow_ids=[run_id], load_input=False, load_output=False):
+        raise EngineError(f"no DBOS run {run_id}")
 
 
 def send_input(url: str, run_id: str, name: str, value: str) -> None:
     with client(url) as dbos_client:
-        if not dbos_client.list_workflows(
-            workflow_ids=[run_id], load_input=False, load_output=False
-        ):
-            raise EngineError(f"no DBOS run {run_id}")
+        _known(dbos_client, run_id)
         dbos_client.send(run_id, value, INPUT_TOPIC + name)
 
 
 def cancel(url: str, run_id: str) -> None:
     with client(url) as dbos_client:
-        if not dbos_client.list_workflows(
-            workflow_ids=[run_id], load_input=False, load_output=False
-        ):
-            raise EngineError(f"no DBOS run {run_id}")
+        _known(dbos_client, run_id)
         dbos_client.cancel_workflow(run_id)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openprose.vm.engines.base import Attachment, RunSpec, build_backend
@@ -28,13 +29,13 @@ class LocalExecutor:
             spec.program_path,
             None if resume is not None else dict(spec.inputs),
             backend=backend,
-            runs_root=_runs_root(spec),
+            runs_root=Path(spec.runs_root) if spec.runs_root else None,
             sinks=attachment.sinks,
             options=spec.run_options(),
             checked=(spec.text, parse(spec.text)),
             confirm=attachment.confirm,
             ask=attachment.ask,
-            project_root=_project_root(spec),
+            project_root=Path(spec.project_root) if spec.project_root else None,
             state=spec.state,
             telemetry=attachment.telemetry,
             clock=attachment.clock,
@@ -44,15 +45,3 @@ class LocalExecutor:
 
     def submit(self, spec: RunSpec, run_id: str) -> str:
         raise NotImplementedError("the local engine runs a program only while its process lives")
-
-
-def _runs_root(spec: RunSpec) -> Any:
-    from pathlib import Path
-
-    return Path(spec.runs_root) if spec.runs_root else None
-
-
-def _project_root(spec: RunSpec) -> Any:
-    from pathlib import Path
-
-    return Path(spec.project_root) if spec.project_root else None
