@@ -19,8 +19,9 @@ import pytest
 
 # A fixture: importing it makes it visible to this module's tests.
 from tests.postgres_cluster import postgres_db_url  # noqa: F401
+from tests.support.extras import require
 
-pytest.importorskip("dbos", reason="the dbos engine needs pip install 'openprose[dbos]'")
+require("dbos", "pip install 'openprose[dbos]'")
 
 SEQUENTIAL = "".join(f'let s{i} = session "Step {i} of the study"\n' for i in range(1, 9)) + (
     'output report = session "Report on {s8}"\n'

@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("dbos", reason="the dbos engine needs pip install 'openprose[dbos]'")
-
 from openprose.vm.engines import dbos_engine as engine
 from openprose.vm.engines.base import Attachment, RunSpec
 from openprose.vm.rundir import new_run_id
+from tests.support.extras import require
+
+require("dbos", "pip install 'openprose[dbos]'")
 
 PROGRAM = 'let notes = session "Take notes"\noutput summary = session "Summarise {notes}"\n'
 
