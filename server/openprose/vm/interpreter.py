@@ -193,6 +193,21 @@ class Ctx:
         return replace(self, scope=scope or self.scope, key=f"{self.key}{key}", **changes)
 
 
+class Branches(Protocol):
+    """An engine's way of running the items of a ``parallel for`` or ``pmap`` elsewhere
+    (vm/branches.py)."""
+
+    def takes(self, interpreter: Interpreter, node: Any, ctx: Ctx) -> bool:
+        """Whether this fan-out's items go elsewhere."""
+        ...
+
+    async def fan_out(
+        self, interpreter: Interpreter, node: Any, ctx: Ctx, items: list[Value], stages: list[Stage]
+    ) -> list[Value]:
+        """Every item's value, in order; each item's bindings staged in its stage."""
+        ...
+
+
 class BlockReturn(Exception):
     """``output expression`` inside a block: the block ends with that value."""
 
@@ -309,6 +324,9 @@ class Interpreter:
         self.memories = _memories(
             store, project_root if project_root is not None else _project_root(program_path)
         )
+        # Where the items of a fan-out run (an engine's, set after construction): None,
+        # here as asyncio tasks.
+        self.branches: Branches | None = None
 
     # ------------------------------------------------------------------ running
 
@@ -440,6 +458,8 @@ class Interpreter:
         """The binding's value, then its journal entry (both in the store), then its
         narration marker."""
         ctx = pending.ctx
+        if not pending.name:  # an anonymous binding of a branch, named as it joins
+            pending.name = self.anonymous_name(ctx.key)
         if self.store is not None:
             file_kind = {"assignment": "let", "anonymous": "let"}.get(pending.kind, pending.kind)
             self.store.commit_binding(
@@ -570,9 +590,21 @@ class Interpreter:
 
     async def session_statement(self, node: Any, ctx: Ctx) -> Value:
         value = await self.session(node, ctx)
-        number, self._anonymous = self.numbered("anon", ctx.key, self._anonymous)
-        self.bind(ctx, f"anon_{number:03d}", "anonymous", value, node)
+        if ctx.stage is not None:
+            # Named when its branch joins, in branch order: branches finish in whatever
+            # order (and, distributed, in whatever process), their names do not.
+            ctx.stage.pending.append(
+                Pending(
+                    ctx, "", "anonymous", value, source_of(node), _execution_id(ctx), None, False
+                )
+            )
+            return value
+        self.bind(ctx, self.anonymous_name(ctx.key), "anonymous", value, node)
         return value
+
+    def anonymous_name(self, key: str) -> str:
+        number, self._anonymous = self.numbered("anon", key, self._anonymous)
+        return f"anon_{number:03d}"
 
     async def let(self, node: t.LetBinding, ctx: Ctx) -> Value:
         value = await self.expression(node.value, ctx)
@@ -1551,45 +1583,66 @@ class Interpreter:
 
     async def for_each(self, node: t.ForEach, ctx: Ctx) -> Value:
         items = items_of(await self.expression(node.collection, ctx))
-        item_name = node.item.value if node.item else "item"
-        index_name = node.index.value if node.index else None
-        body = node.body_statements()
-
-        async def one(i: int, item: Value, stage: Stage | None = None) -> Value:
-            scope = ctx.scope.child()
-            scope.values[item_name] = item
-            if index_name:
-                scope.values[index_name] = i
-            if not node.is_parallel:
-                self.emit(ctx, ev.LoopIteration, iteration=i + 1, maximum=len(items))
-            return await self.statements(
-                body, ctx.nested(f"@{i}", scope, level=ctx.level + 1, stage=stage)
-            )
 
         if node.is_parallel:
-            return await self.bounded(items, one, ctx, node)
-        return [await one(i, item) for i, item in enumerate(items)]
+            return await self.bounded(items, node, ctx)
+        values = []
+        for i, item in enumerate(items):
+            self.emit(ctx, ev.LoopIteration, iteration=i + 1, maximum=len(items))
+            values.append(await self.item(node, ctx, i, item))
+        return values
+
+    async def item(
+        self,
+        host: t.ForEach | t.PipeStage,
+        ctx: Ctx,
+        i: int,
+        item: Value,
+        stage: Stage | None = None,
+    ) -> Value:
+        """The body of a ``for`` loop or a pipeline stage for its item ``i``; a branch of a
+        ``parallel for`` or a ``pmap`` when ``stage`` holds its bindings until the join."""
+        scope = ctx.scope.child()
+        if isinstance(host, t.ForEach):
+            scope.values[host.item.value if host.item else "item"] = item
+            if host.index:
+                scope.values[host.index.value] = i
+        else:
+            scope.values["item"] = item
+        return await self.statements(
+            host.body_statements(), ctx.nested(f"@{i}", scope, level=ctx.level + 1, stage=stage)
+        )
 
     async def bounded(
-        self,
-        items: list[Value],
-        work: Callable[[int, Value, Stage], Awaitable[Value]],
-        ctx: Ctx,
-        node: Any,
+        self, items: list[Value], node: t.ForEach | t.PipeStage, ctx: Ctx
     ) -> list[Value]:
-        """``work`` over every item, at most ``concurrency`` at once, results in order;
-        the first failure cancels the rest (fail-fast, as a parallel block's default).
-        Each item is a parallel branch: its bindings commit when all have completed."""
+        """``parallel for`` and ``pmap``: every item's body, at most ``concurrency`` at
+        once, results in order; the first failure cancels the rest (fail-fast, as a parallel
+        block's default).  Each item is a parallel branch: its bindings commit when all have
+        completed.  With ``branches`` (an engine's), the items may run in other processes."""
         await self.confirm_fan_out(len(items), node)
-        results: list[Value] = [None] * len(items)
         names = [_letter(i) for i in range(len(items))]
         self.emit(ctx, ev.ParallelEnter, branches=names, strategy="all", on_fail="fail-fast")
-        queue = iter(range(len(items)))
         stages = [Stage(ctx.scope) for _ in items]
+        if self.branches is not None and self.branches.takes(self, node, ctx):
+            results = await self.branches.fan_out(self, node, ctx, items, stages)
+        else:
+            results = await self.here(items, node, ctx, stages)
+        for stage in stages:
+            self.join_stage(stage, ctx)
+        self.emit(ctx, ev.ParallelJoin, results={})
+        return results
+
+    async def here(
+        self, items: list[Value], node: t.ForEach | t.PipeStage, ctx: Ctx, stages: list[Stage]
+    ) -> list[Value]:
+        """The items of a fan-out as tasks of this process."""
+        results: list[Value] = [None] * len(items)
+        queue = iter(range(len(items)))
 
         async def worker() -> None:
             for i in queue:
-                results[i] = await work(i, items[i], stages[i])
+                results[i] = await self.item(node, ctx, i, items[i], stages[i])
 
         workers = [
             asyncio.ensure_future(worker())
@@ -1601,9 +1654,6 @@ class Interpreter:
             for w in workers:
                 w.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
-        for stage in stages:
-            self.join_stage(stage, ctx)
-        self.emit(ctx, ev.ParallelJoin, results={})
         return results
 
     async def loop(self, node: t.Loop, ctx: Ctx) -> Value:
@@ -1673,29 +1723,15 @@ class Interpreter:
             operation = stage.operation.value if stage.operation is not None else ""
             self.emit(ctx, ev.PipelineStage, operation=operation, stage=number, items=len(items))
             sctx = ctx.nested(f"|{number}")
-            body = stage.body_statements()
-
-            async def apply(
-                i: int,
-                item: Value,
-                stage: Stage | None = None,
-                bctx: Ctx = sctx,
-                body: list[Any] = body,
-            ) -> Value:
-                scope = bctx.scope.child()
-                scope.values["item"] = item
-                return await self.statements(
-                    body, bctx.nested(f"@{i}", scope, level=bctx.level + 1, stage=stage)
-                )
 
             if operation == "map":
-                value = [await apply(i, item) for i, item in enumerate(items)]
+                value = [await self.item(stage, sctx, i, item) for i, item in enumerate(items)]
             elif operation == "pmap":
-                value = await self.bounded(items, apply, sctx, stage)
+                value = await self.bounded(items, stage, sctx)
             elif operation == "filter":
                 kept = []
                 for i, item in enumerate(items):
-                    verdict = await apply(i, item)
+                    verdict = await self.item(stage, sctx, i, item)
                     if await self.truthy(verdict, sctx.nested(f"@{i}")):
                         kept.append(item)
                 value = kept
@@ -1857,6 +1893,11 @@ def _shifted(sink: EventSink, levels: int) -> EventSink:
         sink(replace(event, level=event.level + levels))
 
     return shifted
+
+
+def _execution_id(ctx: Ctx) -> int | None:
+    frame = ctx.frame
+    return frame.execution_id if frame else None
 
 
 def _branch_ctx(ctx: Ctx, index: int) -> Ctx:
