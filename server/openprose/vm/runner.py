@@ -83,6 +83,7 @@ async def run_file(
     catalog: Catalog | None = None,
     telemetry: Telemetry | None = None,
     run_id: str | None = None,
+    branches: Any = None,
 ) -> RunResult:
     """Check and run ``path``; its state goes under ``runs_root`` (None: no state) in the
     ``state`` backend (or in ``catalog``, when given).  ``project_root`` is where
@@ -101,7 +102,10 @@ async def run_file(
     answered from it still has its span, marked replayed and counted in no metric.
 
     ``run_id`` names a new run (an engine that chose it beforehand: the DBOS workflow's id);
-    by default the catalogue makes one."""
+    by default the catalogue makes one.
+
+    ``branches`` runs the items of the run's fan-outs elsewhere (an engine's
+    ``interpreter.Branches``); by default they are tasks of this process."""
     text, module = checked if checked is not None else load_checked(path)
     if fetched is not None and project_root is None:
         # A fetched program has no directory: project memory lives where it is run from.
@@ -142,6 +146,7 @@ async def run_file(
         remote=remote,
         fetched=fetched is not None,
     )
+    interpreter.branches = branches
     try:
         if telemetry is None:
             return await interpreter.run(inputs)

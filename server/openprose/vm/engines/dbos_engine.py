@@ -42,6 +42,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openprose.vm.engines.base import Attachment, RunSpec
+from openprose.vm.engines.dbos_branches import (
+    BRANCH_WORKFLOW,
+    BRANCHES_QUEUE,
+    DEFAULT_BRANCH_CONCURRENCY,
+    LENT_BACKENDS,
+    DbosBranches,
+    branch_workflow,
+)
 
 if TYPE_CHECKING:
     from openprose.vm.interpreter import RunResult
@@ -59,6 +67,7 @@ SQLITE_FILE = "dbos.sqlite"
 # How often a queue is polled and a worker looks for runs of dead executors (seconds).
 POLL_SECONDS = 0.2
 RECOVERY_SECONDS = 1.0
+BRANCH_POLL_SECONDS = 0.05  # items are short: they are looked for more often than runs
 # Every executor writes the time into its row of this table once a second; one on another
 # machine whose row is older than STALE_SECONDS is taken to be dead (its machine's clock and
 # ours are taken to agree within a few seconds).
@@ -237,13 +246,14 @@ async def execute(spec: RunSpec) -> RunResult:
         Path(spec.runs_root),
         project_root=Path(spec.project_root) if spec.project_root else None,
     )
+    branches = DbosBranches(spec, run_id)
     try:
         catalog.info(run_id)
     except StateError:
         # Not begun: the run is made under the workflow's id.
-        return await LocalExecutor().run(spec, run_id, attachment)
+        return await LocalExecutor(branches=branches).run(spec, run_id, attachment)
     store = await _taken_over(catalog, run_id)
-    return await LocalExecutor(resume=store).run(spec, None, attachment)
+    return await LocalExecutor(resume=store, branches=branches).run(spec, None, attachment)
 
 
 async def _taken_over(catalog: Any, run_id: str) -> Any:
@@ -288,6 +298,7 @@ def launch(url: str, executor_id: str, queues: Sequence[str]) -> None:
     logging.getLogger("dbos").setLevel(logging.WARNING)
     _make_room(url)
     _workflow()
+    branch_workflow()
     DBOS(
         config={
             "name": APP_NAME,
@@ -327,7 +338,10 @@ async def recover_dead_executors() -> list[str]:
     from dbos import DBOS
 
     pending = await DBOS.list_workflows_async(
-        status="PENDING", name=RUN_WORKFLOW, load_input=False, load_output=False
+        status="PENDING",
+        name=[RUN_WORKFLOW, BRANCH_WORKFLOW],
+        load_input=False,
+        load_output=False,
     )
     if not pending:
         return []
@@ -337,24 +351,26 @@ async def recover_dead_executors() -> list[str]:
         executor = workflow.executor_id
         if executor is None or executor_alive(executor, beats):
             continue
-        if await asyncio.to_thread(_reenqueue, workflow.workflow_id, executor):
+        queue = BRANCHES_QUEUE if workflow.name == BRANCH_WORKFLOW else RUNS_QUEUE
+        if await asyncio.to_thread(_reenqueue, workflow.workflow_id, executor, queue):
             recovered.append(workflow.workflow_id)
     return recovered
 
 
-def _reenqueue(workflow_id: str, executor_id: str) -> bool:
+def _reenqueue(workflow_id: str, executor_id: str, queue: str) -> bool:
     # DBOS's own recovery step (what its Conductor does for a dead executor), onto our
     # queue: it only moves a workflow still pending on that executor, so two workers
     # recovering at once cannot both take it.  Private in dbos 3.4
     # (tests/vm/engines/test_dbos_engine.py checks it is there).
-    return bool(_system_database().reenqueue_for_recovery(workflow_id, [executor_id], RUNS_QUEUE))
+    return bool(_system_database().reenqueue_for_recovery(workflow_id, [executor_id], queue))
 
 
 async def work(
     url: str,
     *,
     concurrency: int,
-    queues: Sequence[str] = (RUNS_QUEUE,),
+    queues: Sequence[str] = (RUNS_QUEUE, BRANCHES_QUEUE),
+    branch_concurrency: int = DEFAULT_BRANCH_CONCURRENCY,
     stop: asyncio.Event,
     executor_id: str | None = None,
     on_recovered: Any = None,
@@ -370,6 +386,7 @@ async def work(
             polling_interval_sec=POLL_SECONDS,
             on_conflict="always_update",
         )
+        await _register_branches(branch_concurrency, "always_update")
         while not stop.is_set():
             recovered = await recover_dead_executors()
             if recovered and on_recovered is not None:
@@ -378,6 +395,19 @@ async def work(
                 await asyncio.wait_for(stop.wait(), RECOVERY_SECONDS)
     finally:
         shut_down()
+
+
+async def _register_branches(concurrency: int, on_conflict: Any) -> None:
+    """The queue of fan-out items; a worker's ``--branch-concurrency`` sets how many
+    each process executes at once (an attached run keeps what the workers set)."""
+    from dbos import DBOS
+
+    await DBOS.register_queue_async(
+        BRANCHES_QUEUE,
+        worker_concurrency=concurrency,
+        polling_interval_sec=BRANCH_POLL_SECONDS,
+        on_conflict=on_conflict,
+    )
 
 
 class DbosExecutor:
@@ -392,15 +422,21 @@ class DbosExecutor:
         the run over) and wait for its result."""
         from dbos import DBOS, SetWorkflowID
 
-        launch(self.url, this_executor(), [])
+        # It executes its own run's items too (and any other run's: the queue is shared),
+        # beside the workers.
+        launch(self.url, this_executor(), [BRANCHES_QUEUE])
         _ATTACHED[run_id] = attachment
+        if attachment.backend is not None:
+            LENT_BACKENDS[run_id] = attachment.backend
         try:
+            await _register_branches(DEFAULT_BRANCH_CONCURRENCY, "never_update")
             with SetWorkflowID(run_id):
                 handle = await DBOS.start_workflow_async(_workflow(), spec)
             result: RunResult = await handle.get_result()
             return result
         finally:
             _ATTACHED.pop(run_id, None)
+            LENT_BACKENDS.pop(run_id, None)
             shut_down()
 
     def submit(self, spec: RunSpec, run_id: str) -> str:

@@ -122,6 +122,13 @@ class FilesystemCatalog(DirectoryCatalog[FilesystemStore]):
         directory.append_state(f"---resume {_now()}")
         return FilesystemStore(directory, journal, replay)
 
+    def branch_journal(self, run_id: str, under: str) -> Journal:
+        """The run's journal, read under one step key, for an item of a fan-out that
+        runs in another process while the run holds it (vm/branches.py)."""
+        journal = Journal.sqlite(self._path(run_id), run_id)
+        journal.load(under)
+        return journal
+
     def info(self, run_id: str) -> RunInfo:
         journal = Journal.sqlite(self._path(run_id), run_id)
         try:

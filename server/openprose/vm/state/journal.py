@@ -167,16 +167,20 @@ class Journal:
         text = text.replace("{p}", self.prefix)
         return text if self.placeholder == "?" else text.replace("?", self.placeholder)
 
-    def load(self) -> None:
-        """Read the run's steps and commits (once, when a run is resumed)."""
+    def load(self, under: str = "") -> None:
+        """Read the run's steps and commits (once, when a run is resumed); ``under``: only
+        those of step keys that start with it (one item of a fan-out, in another process)."""
+        where, params = "WHERE run_id = ?", (self.run_id,)
+        if under:
+            where += " AND substr(key, 1, ?) = ?"
+            params = (self.run_id, len(under), under)  # type: ignore[assignment]
         with self._transaction() as cursor:
             cursor.execute(
                 self._sql(
                     "SELECT kind, key, hash, result, error, input_tokens, output_tokens, "
-                    "cache_read_tokens, cache_write_tokens, cost FROM {p}journal_steps "
-                    "WHERE run_id = ?"
+                    "cache_read_tokens, cache_write_tokens, cost FROM {p}journal_steps " + where
                 ),
-                (self.run_id,),
+                params,
             )
             for row in cursor.fetchall():
                 kind, key, hashed, result, error, i, o, cr, cw, cost = row
@@ -196,10 +200,9 @@ class Journal:
                 )
             cursor.execute(
                 self._sql(
-                    "SELECT key, name, execution_id, value_hash FROM {p}journal_commits "
-                    "WHERE run_id = ?"
+                    "SELECT key, name, execution_id, value_hash FROM {p}journal_commits " + where
                 ),
-                (self.run_id,),
+                params,
             )
             for key, name, execution_id, hashed in cursor.fetchall():
                 self.commits[(key, name, execution_id)] = hashed

@@ -683,6 +683,17 @@ class PostgresCatalog:
             raise self._error(f"cannot open run {run_id}", error) from None
         return PostgresStore(record, journal, Replay(bool(journal.steps or journal.commits)))
 
+    def branch_journal(self, run_id: str, under: str) -> Journal:
+        """The run's journal, read under one step key, without the run's lock, which
+        the run holds (vm/branches.py)."""
+        journal = _journal(self._connect(), run_id)
+        try:
+            journal.load(under)
+        except _driver().Error as error:
+            journal.close()
+            raise self._error(f"cannot open run {run_id}", error) from None
+        return journal
+
     def info(self, run_id: str) -> RunInfo:
         found = self._infos(run_id)
         if not found:

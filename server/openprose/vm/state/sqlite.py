@@ -393,10 +393,10 @@ def _create_run(path: Path, run_id: str, text: str, program_name: str) -> Sqlite
     return database
 
 
-def _journal(database: SqliteRunDatabase, run_id: str) -> Journal:
+def _journal(database: SqliteRunDatabase | Path, run_id: str) -> Journal:
     """The journal in ``state.db``, on its own connection (claude-code sessions record
     their steps from worker threads while the interpreter writes bindings)."""
-    connection = connect_sqlite(database.path)
+    connection = connect_sqlite(database if isinstance(database, Path) else database.path)
     return Journal(
         connection,
         run_id,
@@ -442,6 +442,12 @@ class SqliteCatalog(DirectoryCatalog[SqliteStore]):
         database.set_status("running")
         database.append("", f"---resume {iso(time.time())}", "resumed", {})
         return SqliteStore(path.parent, run_id, database, journal, replay)
+
+    def branch_journal(self, run_id: str, under: str) -> Journal:
+        """The run's journal, read under one step key (vm/branches.py)."""
+        journal = _journal(self._path(run_id), run_id)
+        journal.load(under)
+        return journal
 
     def info(self, run_id: str) -> RunInfo:
         path = self._path(run_id)

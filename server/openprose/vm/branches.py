@@ -1,0 +1,315 @@
+"""The items of a ``parallel for`` or a ``pmap`` run in other processes (an engine's
+``Branches``, such as the dbos engine's): what one item needs to travel (``BranchTask``:
+plain, picklable data), running it there (``run_task``), and what comes back
+(``BranchOutcome``), applied to the run that fanned out (``apply``).
+
+An item runs there as it would here: the same program, the scopes it sees, its step keys.
+Its model exchanges go to the run's own journal, under the item's keys, so that an item
+run again (its process died) is answered for every step it took.  Its bindings stay staged
+and are committed by the run when the fan-out joins, as a local branch's are; its narration
+and its spending come back with its value.
+
+Not every fan-out can travel: ``why_local`` says which stay here, and why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from openprose.syntax import tree as t
+from openprose.vm import events as ev
+from openprose.vm.accounting import Entry
+from openprose.vm.backends.base import Backend, BackendFatal, Usage
+from openprose.vm.interpreter import Ctx, Interpreter, Pending, Stage
+from openprose.vm.scope import Frame, Scope
+from openprose.vm.values import ProseError, Value
+
+# States whose journal another process can open while the run holds it.
+SHARED_JOURNALS = ("filesystem", "sqlite", "postgres")
+APPLIED = "@branch"  # the journal's mark of an item whose outcome the run has applied
+
+
+@dataclass(frozen=True)
+class Link:
+    """One scope of the chain an item sees, from the run's root down."""
+
+    values: dict[str, Value]
+    consts: frozenset[str]
+    frame: Frame | None
+
+
+@dataclass(frozen=True)
+class BranchTask:
+    """One item of a fan-out, for another process."""
+
+    host: tuple[int, int]  # where the `parallel for` or the `pmap` stage starts
+    index: int
+    item: Value
+    chain: tuple[Link, ...]
+    step: str
+    key: str  # the fan-out's step key: the item's steps are under key@index
+    level: int
+    options: dict[str, Any]
+    program_name: str
+    error: tuple[str, str, str] | None = None  # the error a `catch` around it handles
+
+    @property
+    def branch_key(self) -> str:
+        return f"{self.key}@{self.index}"
+
+
+@dataclass(frozen=True)
+class StagedBinding:
+    """A binding the item made, committed by the run at the join."""
+
+    key: str
+    step: str
+    level: int
+    name: str  # "" for an anonymous one, named at the join
+    kind: str
+    value: Value
+    source: str
+    execution_id: int | None
+    previous: str | None
+    outer: bool
+
+
+@dataclass
+class BranchOutcome:
+    value: Value = None
+    error: tuple[str, str, str] | None = None  # the program's failure: message, statement, kind
+    fatal: str | None = None  # the run must stop (a limit, a backend that cannot go on)
+    bindings: list[StagedBinding] = field(default_factory=list)
+    events: list[ev.Event] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    cost: float = 0.0
+    sessions: int = 0
+    started: int = 0
+    tokens: int = 0
+    entries: list[Entry] = field(default_factory=list)
+    live: bool = False  # it asked the model something the journal did not hold
+
+
+# ---------------------------------------------------------------------- the run's side
+
+
+def why_local(interpreter: Interpreter, host: Any) -> str | None:
+    """Why this fan-out's items must run in this process (None: they can travel)."""
+    store = interpreter.store
+    if store is None or store.state not in SHARED_JOURNALS:
+        return "the run has no journal another process can share"
+    if interpreter.import_depth or interpreter.key_prefix:
+        return "it is inside an imported program"
+    options = interpreter.options
+    if any(v is not None for v in (options.max_sessions, options.max_cost, options.max_tokens)):
+        return "the run has a spending limit, which is counted in one process"
+    for node in _walk(host):
+        if isinstance(node, t.DoInvocation):
+            return "an item calls a block (its execution ids are numbered in one process)"
+        if isinstance(node, t.ProgramCall):
+            return "an item calls a program"
+        if isinstance(node, t.InputDeclaration):
+            return "an item asks for an input"
+        if isinstance(node, t.Session | t.Resume) and _remembers(interpreter, node):
+            return "an item's agent has memory"
+    return None
+
+
+def _walk(node: Any) -> Iterator[Any]:
+    yield node
+    for child in getattr(node, "children", ()):
+        yield from _walk(child)
+
+
+def _remembers(interpreter: Interpreter, node: Any) -> bool:
+    leaf = node.agent
+    agent = interpreter.agents.get(leaf.value) if leaf is not None else None
+    return agent is not None and "persist" in interpreter.properties_of(agent)
+
+
+def task_for(interpreter: Interpreter, host: Any, ctx: Ctx, index: int, item: Value) -> BranchTask:
+    chain: list[Link] = []
+    scope: Scope | None = ctx.scope
+    while scope is not None:
+        chain.append(Link(dict(scope.values), frozenset(scope.consts), scope.frame))
+        scope = scope.parent
+    error = ctx.error
+    return BranchTask(
+        host=host.start_pos,
+        index=index,
+        item=item,
+        chain=tuple(reversed(chain)),
+        step=ctx.step,
+        key=ctx.key,
+        level=ctx.level,
+        options=_options_of(interpreter),
+        program_name=interpreter.program_name,
+        error=(error.message, error.statement, error.kind) if error is not None else None,
+    )
+
+
+def _options_of(interpreter: Interpreter) -> dict[str, Any]:
+    from openprose.vm.engines.base import RunSpec
+
+    return RunSpec.options_of(interpreter.options)
+
+
+def applied_before(interpreter: Interpreter, task: BranchTask) -> bool:
+    """Whether the run applied this item's outcome before it was taken over (its
+    narration is written already)."""
+    store = interpreter.store
+    return store is not None and store.journal.committed(task.branch_key, APPLIED, None) is not None
+
+
+def apply(
+    interpreter: Interpreter, ctx: Ctx, stage: Stage, outcome: BranchOutcome, *, replayed: bool
+) -> Value:
+    """An item's outcome, in the run: its narration, its spending, its staged bindings;
+    its value, or its failure raised as a local item's would be.  ``replayed``: the run
+    applied it before it was taken over (``applied_before``)."""
+    store = interpreter.store
+    if outcome.live and not replayed and store is not None:
+        went_live = getattr(store, "went_live", None)
+        if went_live is not None:
+            went_live()
+    for event in outcome.events:
+        for sink in interpreter.sinks:
+            sink(event)
+    interpreter.usage = interpreter.usage + outcome.usage
+    interpreter.cost += outcome.cost
+    interpreter.sessions += outcome.sessions
+    budget = interpreter.budget
+    budget.cost += outcome.cost
+    budget.tokens += outcome.tokens
+    budget.started += outcome.started
+    budget.ledger.entries.extend(outcome.entries)  # journaled by the item's process
+    for b in outcome.bindings:
+        where = Ctx(ctx.scope, b.step, b.key, b.level)
+        stage.pending.append(
+            Pending(where, b.name, b.kind, b.value, b.source, b.execution_id, b.previous, b.outer)
+        )
+    if outcome.fatal is not None:
+        raise BackendFatal(outcome.fatal)
+    if outcome.error is not None:
+        raise ProseError(*outcome.error)
+    return outcome.value
+
+
+def mark_applied(interpreter: Interpreter, task: BranchTask) -> None:
+    if interpreter.store is not None:
+        interpreter.store.journal.record_commit(task.branch_key, APPLIED, None, "1")
+
+
+# ---------------------------------------------------------------------- the item's side
+
+
+class BranchStore:
+    """What an item's interpreter has of the run's state: its journal (shared with the
+    run, read under the item's keys).  An item commits nothing and narrates nothing
+    itself: both go back to the run."""
+
+    path: Path | None = None
+    replaying = False
+
+    def __init__(self, journal: Any, run_id: str, state: str) -> None:
+        self._journal = journal
+        self.run_id = run_id
+        self.state = state
+
+    @property
+    def journal(self) -> Any:
+        return self._journal
+
+    def record(self, event: ev.Event) -> None:
+        pass  # the run narrates the item's events when it applies its outcome
+
+    def commit_binding(self, *args: Any) -> bool:
+        raise RuntimeError("an item's bindings are committed by its run, at the join")
+
+    def close(self) -> None:
+        self._journal.close()
+
+
+async def run_task(
+    task: BranchTask,
+    module: Any,
+    backend: Backend,
+    store: BranchStore,
+    *,
+    program_path: Path | None = None,
+    project_root: Path | None = None,
+) -> BranchOutcome:
+    """Run one item of a fan-out, here, as the run would have; the run's journal answers
+    every step it holds, and ``backend`` the rest."""
+    from openprose.vm.backends.base import bind_run
+    from openprose.vm.backends.replay import JournalBackend
+    from openprose.vm.interpreter import Options
+
+    outcome = BranchOutcome()
+
+    def live() -> None:
+        outcome.live = True
+
+    bind_run(backend, store.run_id)
+    interpreter = Interpreter(
+        module,
+        JournalBackend(backend, store.journal, live),
+        program_path=program_path,
+        program_name=task.program_name,
+        store=store,  # type: ignore[arg-type]  # the part of a RunStore an item uses
+        sinks=[outcome.events.append],
+        options=Options(**task.options),
+        project_root=project_root,
+    )
+    interpreter.collect()
+    scope: Scope | None = None
+    for link in task.chain:
+        scope = Scope(scope, link.frame)
+        scope.values.update(link.values)
+        scope.consts.update(link.consts)
+    assert scope is not None
+    error = ProseError(*task.error) if task.error is not None else None
+    ctx = Ctx(scope, task.step, task.key, task.level, error=error)
+    stage = Stage(scope)
+    host = find_host(module, task.host)
+    try:
+        outcome.value = await interpreter.item(host, ctx, task.index, task.item, stage)
+    except ProseError as failure:
+        outcome.error = (failure.message, failure.statement, failure.kind)
+    except BackendFatal as fatal:
+        outcome.fatal = str(fatal)
+    outcome.bindings = [_staged(p) for p in stage.pending]
+    outcome.usage = interpreter.usage
+    outcome.cost = interpreter.cost
+    outcome.sessions = interpreter.sessions
+    outcome.started = interpreter.budget.started
+    outcome.tokens = interpreter.budget.tokens
+    outcome.entries = list(interpreter.budget.ledger.entries)
+    return outcome
+
+
+def _staged(pending: Pending) -> StagedBinding:
+    ctx = pending.ctx
+    return StagedBinding(
+        ctx.key,
+        ctx.step,
+        ctx.level,
+        pending.name,
+        pending.kind,
+        pending.value,
+        pending.source,
+        pending.execution_id,
+        pending.previous,
+        pending.outer,
+    )
+
+
+def find_host(module: Any, start: tuple[int, int]) -> t.ForEach | t.PipeStage:
+    """The `parallel for` or `pmap` stage that starts at ``start`` in ``module``."""
+    for node in _walk(module):
+        if isinstance(node, t.ForEach | t.PipeStage) and node.start_pos == start:
+            return node
+    raise LookupError(f"no parallel for or pmap at line {start[0]}, column {start[1] + 1}")

@@ -1,0 +1,192 @@
+"""The dbos engine's fan-outs: every item of a ``parallel for`` or a ``pmap`` is a
+workflow (``openprose.branch``) on the queue ``openprose-branches``, which every worker
+(and the process running an attached run) executes, so that one run's items spread over
+all of them.
+
+- An item's workflow id is ``{run_id}/{step key}@{index}``: a run taken over by another
+  worker enqueues its items again under the same ids, which DBOS answers with the
+  workflows it has (finished, running, or still queued), never with second ones.
+- The items are enqueued and awaited outside the run's workflow context, as top-level
+  workflows: DBOS numbers a workflow's operations by the order it makes them, and a run's
+  concurrent branches reach theirs in timing order, which a recovery need not repeat.
+  Their ids make them durable instead.
+- An item's model exchanges go to the run's journal under the item's keys
+  (vm/branches.py): an item whose worker died runs again elsewhere (DBOS's recovery, or
+  ours for a dead executor) and is answered from the journal for every step it took.
+- The first item that fails cancels those not finished (fail-fast, as here).
+
+Imported only by the dbos engine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from openprose.vm.backends.base import BackendFatal
+from openprose.vm.branches import (
+    BranchOutcome,
+    BranchStore,
+    BranchTask,
+    applied_before,
+    apply,
+    mark_applied,
+    run_task,
+    task_for,
+    why_local,
+)
+from openprose.vm.engines.base import RunSpec, build_backend
+
+if TYPE_CHECKING:
+    from openprose.vm.backends.base import Backend
+    from openprose.vm.interpreter import Ctx, Interpreter, Stage
+    from openprose.vm.values import Value
+
+BRANCH_WORKFLOW = "openprose.branch"
+BRANCHES_QUEUE = "openprose-branches"
+DEFAULT_BRANCH_CONCURRENCY = 16  # items a worker executes at once
+POLL_SECONDS = 0.05  # how often a run asks which of its items have finished
+_FINISHED = ["SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"]
+
+T = TypeVar("T")
+# The backends that attached runs lend to their items executed in their own process (a
+# recording wrapper, a test's fake), by run id; an item executed elsewhere makes its own.
+LENT_BACKENDS: dict[str, Backend] = {}
+_registered: list[Any] = []
+
+
+def branch_workflow() -> Any:
+    """The item workflow, registered with DBOS once per process (before launch)."""
+    if not _registered:
+        from dbos import DBOS
+
+        @DBOS.workflow(name=BRANCH_WORKFLOW)
+        async def run_branch(spec: RunSpec, run_id: str, task: BranchTask) -> BranchOutcome:
+            return await execute_branch(spec, run_id, task)
+
+        _registered.append(run_branch)
+    return _registered[0]
+
+
+def branch_id(run_id: str, task: BranchTask) -> str:
+    return f"{run_id}/{task.branch_key}"
+
+
+@functools.lru_cache(maxsize=8)
+def _module(text: str) -> Any:
+    from openprose.syntax import parse
+
+    return parse(text)  # a run's items share one tree (the interpreter never changes it)
+
+
+async def execute_branch(spec: RunSpec, run_id: str, task: BranchTask) -> BranchOutcome:
+    """The body of an item's workflow, in whichever worker dequeued it."""
+    from openprose.vm.state import open_catalog
+
+    project_root = Path(spec.project_root) if spec.project_root else None
+    catalog = open_catalog(spec.state, Path(spec.runs_root), project_root=project_root)
+    journal = await asyncio.to_thread(catalog.branch_journal, run_id, task.branch_key)  # type: ignore[attr-defined]
+    store = BranchStore(journal, run_id, spec.state)
+    backend = LENT_BACKENDS.get(run_id) or build_backend(spec)
+    try:
+        return await run_task(
+            task,
+            _module(spec.text),
+            backend,
+            store,
+            program_path=spec.program_path,
+            project_root=project_root,
+        )
+    finally:
+        store.close()
+
+
+async def _outside(work: Coroutine[Any, Any, T]) -> T:
+    """``work`` outside the run's workflow context (see the module's docstring)."""
+    return await asyncio.create_task(work, context=contextvars.Context())
+
+
+class DbosBranches:
+    """A run's fan-outs, as item workflows on the branches queue."""
+
+    def __init__(self, spec: RunSpec, run_id: str) -> None:
+        self.spec = spec
+        self.run_id = run_id
+
+    def takes(self, interpreter: Interpreter, node: Any, ctx: Ctx) -> bool:
+        return why_local(interpreter, node) is None
+
+    async def fan_out(
+        self,
+        interpreter: Interpreter,
+        node: Any,
+        ctx: Ctx,
+        items: list[Value],
+        stages: list[Stage],
+    ) -> list[Value]:
+        tasks = [task_for(interpreter, node, ctx, i, item) for i, item in enumerate(items)]
+        ids = [branch_id(self.run_id, task) for task in tasks]
+        # At most `concurrency` items of the run in flight, wherever they run, as here.
+        window = max(1, interpreter.options.concurrency)
+        waiting: dict[str, int] = {}
+        results: list[Value] = [None] * len(items)
+        following = 0
+        try:
+            while waiting or following < len(items):
+                if len(waiting) < window and following < len(items):
+                    more = range(following, min(len(items), following + window - len(waiting)))
+                    await _outside(self._enqueue([tasks[i] for i in more], [ids[i] for i in more]))
+                    waiting.update((ids[i], i) for i in more)
+                    following = more.stop
+                for workflow in await _outside(_finished(list(waiting))):
+                    i = waiting.pop(workflow.workflow_id)
+                    outcome = _outcome_of(workflow, i)
+                    task = tasks[i]
+                    replayed = applied_before(interpreter, task)
+                    results[i] = apply(interpreter, ctx, stages[i], outcome, replayed=replayed)
+                    mark_applied(interpreter, task)
+                if waiting:
+                    await asyncio.sleep(POLL_SECONDS)
+        finally:
+            if waiting:
+                # Fail-fast, or the run itself stopped: the items not finished are not
+                # wanted (a cancelled item stops at its next step).
+                await asyncio.shield(_outside(_cancel(list(waiting))))
+        return results
+
+    async def _enqueue(self, tasks: list[BranchTask], ids: list[str]) -> None:
+        from dbos import DBOS, SetWorkflowID
+
+        workflow = branch_workflow()
+        for task, workflow_id in zip(tasks, ids, strict=True):
+            with SetWorkflowID(workflow_id):
+                await DBOS.enqueue_workflow_async(
+                    BRANCHES_QUEUE, workflow, self.spec, self.run_id, task
+                )
+
+
+async def _finished(ids: list[str]) -> list[Any]:
+    from dbos import DBOS
+
+    found: list[Any] = await DBOS.list_workflows_async(
+        workflow_ids=ids, status=_FINISHED, load_input=False
+    )
+    return found
+
+
+async def _cancel(ids: list[str]) -> None:
+    from dbos import DBOS
+
+    await DBOS.cancel_workflows_async(ids)
+
+
+def _outcome_of(workflow: Any, index: int) -> BranchOutcome:
+    if workflow.status == "SUCCESS" and isinstance(workflow.output, BranchOutcome):
+        return workflow.output
+    if workflow.status == "CANCELLED":
+        raise BackendFatal(f"item {index + 1} of the fan-out was cancelled")
+    raise BackendFatal(f"item {index + 1} of the fan-out failed in its worker: {workflow.error}")
