@@ -12,6 +12,7 @@ from openprose.config import STATE_BACKENDS
 EXIT_OK = 0
 EXIT_USAGE = 2
 DEFAULT_CONCURRENCY = 4
+DEFAULT_BRANCH_CONCURRENCY = 16  # as engines/dbos_branches.py (not imported: dbos is lazy)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,9 +24,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"runs this worker executes at once (default {DEFAULT_CONCURRENCY})",
     )
     parser.add_argument(
+        "--branch-concurrency",
+        type=int,
+        default=DEFAULT_BRANCH_CONCURRENCY,
+        metavar="N",
+        help="items of parallel for and pmap fan-outs, of any run, this worker executes at "
+        f"once (default {DEFAULT_BRANCH_CONCURRENCY})",
+    )
+    parser.add_argument(
         "--queues",
         metavar="NAME[,NAME...]",
-        help="the queues to take runs from (default: openprose-runs)",
+        help="the queues to take work from (default: openprose-runs,openprose-branches: "
+        "runs and the items of their fan-outs)",
     )
     parser.add_argument(
         "--state",
@@ -55,6 +65,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     from openprose.cli.runs import runs_root
     from openprose.config import ConfigError, ConfigFinder
     from openprose.vm.engines.dbos_engine import (
+        BRANCHES_QUEUE,
         RUNS_QUEUE,
         EngineError,
         require_dbos,
@@ -65,9 +76,13 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     )
     from openprose.vm.state import StateError
 
-    if args.concurrency < 1:
-        print("prose: error: --concurrency must be at least 1", file=stderr)
-        return EXIT_USAGE
+    for flag, value in (
+        ("--concurrency", args.concurrency),
+        ("--branch-concurrency", args.branch_concurrency),
+    ):
+        if value < 1:
+            print(f"prose: error: {flag} must be at least 1", file=stderr)
+            return EXIT_USAGE
     try:
         require_dbos()
         config = ConfigFinder().for_directory(str(Path.cwd()))
@@ -77,15 +92,18 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         print(f"prose: error: {error}", file=stderr)
         return EXIT_USAGE
     queues = (
-        [q.strip() for q in args.queues.split(",") if q.strip()] if args.queues else [RUNS_QUEUE]
+        [q.strip() for q in args.queues.split(",") if q.strip()]
+        if args.queues
+        else [RUNS_QUEUE, BRANCHES_QUEUE]
     )
     executor_id = args.executor_id or this_executor()
 
-    def recovered(run_ids: list[str]) -> None:
-        for run_id in run_ids:
-            print(
-                f"prose: run {run_id} lost its worker: back on the queue", file=stderr, flush=True
-            )
+    def recovered(workflow_ids: list[str]) -> None:
+        for workflow_id in workflow_ids:
+            # An item's id is RUN/KEY@INDEX (engines/dbos_branches.py).
+            run_id, _, item = workflow_id.partition("/")
+            what = f"item {item} of run {run_id}" if item else f"run {run_id}"
+            print(f"prose: {what} lost its worker: back on the queue", file=stderr, flush=True)
 
     async def main() -> None:
         stop = asyncio.Event()
@@ -94,13 +112,14 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             loop.add_signal_handler(signum, stop.set)
         print(
             f"prose: worker {executor_id} takes runs from {', '.join(queues)} in {shown(url)} "
-            f"({args.concurrency} at once)",
+            f"({args.concurrency} runs and {args.branch_concurrency} items at once)",
             file=stderr,
             flush=True,
         )
         await work(
             url,
             concurrency=args.concurrency,
+            branch_concurrency=args.branch_concurrency,
             queues=queues,
             stop=stop,
             executor_id=executor_id,

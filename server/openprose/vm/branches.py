@@ -223,6 +223,10 @@ class BranchStore:
     def journal(self) -> Any:
         return self._journal
 
+    def memory_connection(self) -> Any:
+        # why_local keeps the items whose agents have memory in the run's process.
+        raise RuntimeError("an item that travels has no agent memory")
+
     def record(self, event: ev.Event) -> None:
         pass  # the run narrates the item's events when it applies its outcome
 

@@ -172,7 +172,12 @@ class _Heartbeat:
         self.engine = engine
         self.executor_id = executor_id
         self.table = _beats_table()
-        self.table.metadata.create_all(engine, checkfirst=True)
+        try:
+            self.table.metadata.create_all(engine, checkfirst=True)
+        except Exception:
+            # Workers started together race to make it (PostgreSQL refuses the second
+            # CREATE TABLE even with IF NOT EXISTS); the one that lost finds it made.
+            self.table.metadata.create_all(engine, checkfirst=True)
         self.stopped = threading.Event()
         self.beat()
         self.thread = threading.Thread(target=self._run, name="openprose-heartbeat", daemon=True)

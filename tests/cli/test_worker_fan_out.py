@@ -1,0 +1,163 @@
+"""A ``parallel for`` of a thousand items on the dbos engine, spread over the workers that
+serve its queue, and what becomes of it when a worker is killed in the middle: child
+processes, the offline backend, PostgreSQL (three workers) and SQLite (one worker,
+restarted)."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import socket
+import subprocess
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+# Fixtures: importing them makes them visible to this module's tests.
+from tests.cli.test_worker_command import (  # noqa: F401
+    _detach,
+    _log,
+    _wait_for,
+    postgres_db_url,
+    workers,
+)
+from tests.support.extras import require
+
+require("dbos", "pip install 'openprose[dbos]'")
+
+ITEMS = 1000
+FAN_OUT = (
+    "let items = [" + ", ".join(f'"{n}"' for n in range(ITEMS)) + "]\n"
+    "let out = parallel for x in items:\n"
+    '  session "Study item #{x}#"\n'
+    'output report = session "Report on the study"\n'
+)
+# The run's own items in flight at once; each worker executes up to 16 (of any run).
+RUN_ARGS = ("--concurrency", "48", "--offline-delay", "0.05")
+WORKER_ARGS = ("--concurrency", "1", "--branch-concurrency", "16")
+
+
+def _exchanges(recording: Path) -> list[str]:
+    """The step key of every exchange a backend answered (each worker appends to the
+    recording for the items it executes)."""
+    if not recording.is_file():
+        return []
+    lines = recording.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line)["key"] for line in lines if '"key"' in line]
+
+
+def _show(prose: Any, run_id: str, *args: str, **env: str) -> dict[str, Any]:
+    done = prose("runs", "show", run_id, "--json", *args, **env)
+    assert done.returncode == 0, done.stderr
+    shown: dict[str, Any] = json.loads(done.stdout)
+    return shown
+
+
+def _out(shown: dict[str, Any]) -> list[str]:
+    [binding] = [b for b in shown["bindings"] if b["name"] == "out"]
+    value = binding["value"]
+    items: list[str] = json.loads(value) if isinstance(value, str) else value
+    return items
+
+
+def _check_every_item_once(out: list[str]) -> None:
+    assert len(out) == ITEMS
+    for n, answer in enumerate(out):
+        # Item n's answer, in item n's place, naming no other item.
+        assert re.findall(r"#(\d+)#", answer) == [str(n)], (n, answer)
+
+
+def _check_no_completed_step_ran_again(keys: list[str], in_flight: int) -> None:
+    asked = Counter(keys)
+    assert len(asked) == ITEMS + 1, len(asked)  # every item's session and the report
+    again = [key for key, times in asked.items() if times > 1]
+    # Only an exchange in flight at the kill may have been asked twice.
+    assert all(asked[key] == 2 for key in again), again
+    assert len(again) <= in_flight, again
+
+
+def _local_out(prose: Any, tmp_path: Path) -> list[str]:
+    here = tmp_path / "local"
+    here.mkdir()
+    (here / "main.prose").write_text(FAN_OUT, encoding="utf-8")
+    done = prose("run", "main.prose", "--json", cwd=here)
+    assert done.returncode == 0, done.stderr
+    run_id = json.loads(done.stdout)["run_id"]
+    return _out(_show(prose, run_id, cwd=here))
+
+
+def test_a_thousand_items_spread_over_three_workers_on_postgresql_survive_a_kill(
+    prose: Any,
+    tmp_path: Path,
+    workers: Callable[..., subprocess.Popen[str]],
+    postgres_db_url: str,  # noqa: F811
+) -> None:
+    import psycopg
+
+    env = {"OPENPROSE_POSTGRES_URL": postgres_db_url}
+    recording = tmp_path / "exchanges.jsonl"
+    (tmp_path / "main.prose").write_text(FAN_OUT, encoding="utf-8")
+    done = prose(
+        "run", "main.prose", "--engine", "dbos", "--detach", "--state", "postgres", *RUN_ARGS,
+        "--record", str(recording), **env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    run_id = done.stdout.strip()
+    started = [workers("--state", "postgres", *WORKER_ARGS, **env) for _ in range(3)]
+
+    def listed() -> dict[str, Any]:
+        done = prose("runs", "list", "--state", "postgres", "--json", **env)
+        assert done.returncode == 0, done.stderr
+        return {run["run_id"]: run for run in json.loads(done.stdout)}[run_id]
+
+    _wait_for(lambda: listed()["status"] == "running")
+    _wait_for(lambda: len(_exchanges(recording)) >= ITEMS // 3, 120)
+    # The worker executing the run is killed: the run is taken over, and with it the
+    # items that worker had in flight.
+    victim = next(w for w in started if w.pid == listed()["pid"])
+    victim.send_signal(signal.SIGKILL)
+    victim.wait()
+    _wait_for(lambda: listed()["status"] == "completed", 300)
+
+    survivors = "".join(_log(tmp_path, i) for i, w in enumerate(started) if w is not victim)
+    assert f"run {run_id} lost its worker: back on the queue" in survivors
+    _check_no_completed_step_ran_again(_exchanges(recording), in_flight=16)
+    out = _out(_show(prose, run_id, "--state", "postgres", **env))
+    _check_every_item_once(out)
+    assert out == _local_out(prose, tmp_path)  # as the local engine binds it
+
+    with psycopg.connect(postgres_db_url) as connection:
+        rows = connection.execute(
+            "SELECT executor_id, count(*) FROM dbos.workflow_status "
+            "WHERE name = 'openprose.branch' AND workflow_uuid LIKE %s GROUP BY executor_id",
+            (f"{run_id}/%",),
+        ).fetchall()
+    shares = {executor: count for executor, count in rows}
+    assert sum(shares.values()) == ITEMS  # one workflow an item, however often it ran
+    host = socket.gethostname()
+    # Each of the three executed a share (the victim, those it finished before its death).
+    assert {f"{host}:{w.pid}" for w in started} <= set(shares), shares
+
+
+def test_a_thousand_items_on_sqlite_survive_the_restart_of_their_only_worker(
+    prose: Any, tmp_path: Path, workers: Callable[..., subprocess.Popen[str]]
+) -> None:
+    recording = tmp_path / "exchanges.jsonl"
+    run_id = _detach(prose, tmp_path, FAN_OUT, *RUN_ARGS, "--record", str(recording))
+    first = workers(*WORKER_ARGS)
+    _wait_for(lambda: len(_exchanges(recording)) >= ITEMS // 3, 120)
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    done_before = len(_exchanges(recording))
+    workers(*WORKER_ARGS)
+    run_dir = tmp_path / ".prose" / "runs" / run_id
+    _wait_for(lambda: (run_dir / "bindings" / "report.md").is_file(), 300)
+    assert f"run {run_id} lost its worker: back on the queue" in _log(tmp_path, 1)
+    assert "of run " + run_id in _log(tmp_path, 1)  # its items in flight, too
+    assert ITEMS // 3 <= done_before < ITEMS
+    _check_no_completed_step_ran_again(_exchanges(recording), in_flight=16)
+    out = _out(_show(prose, run_id))
+    _check_every_item_once(out)
+    assert out == _local_out(prose, tmp_path)
