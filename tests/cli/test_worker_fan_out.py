@@ -91,7 +91,7 @@ def _local_out(prose: Any, tmp_path: Path) -> list[str]:
 def test_a_thousand_items_spread_over_three_workers_on_postgresql_survive_a_kill(
     prose: Any,
     tmp_path: Path,
-    workers: Callable[..., subprocess.Popen[str]],
+    workers: Callable[..., subprocess.Popen[str]],  # noqa: F811
     postgres_db_url: str,  # noqa: F811
 ) -> None:
     import psycopg
@@ -142,7 +142,9 @@ def test_a_thousand_items_spread_over_three_workers_on_postgresql_survive_a_kill
 
 
 def test_a_thousand_items_on_sqlite_survive_the_restart_of_their_only_worker(
-    prose: Any, tmp_path: Path, workers: Callable[..., subprocess.Popen[str]]
+    prose: Any,
+    tmp_path: Path,
+    workers: Callable[..., subprocess.Popen[str]],  # noqa: F811
 ) -> None:
     recording = tmp_path / "exchanges.jsonl"
     run_id = _detach(prose, tmp_path, FAN_OUT, *RUN_ARGS, "--record", str(recording))

@@ -64,8 +64,8 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
     from openprose.cli.runs import runs_root
     from openprose.config import ConfigError, ConfigFinder
+    from openprose.vm.engines.dbos_branches import BRANCHES_QUEUE
     from openprose.vm.engines.dbos_engine import (
-        BRANCHES_QUEUE,
         RUNS_QUEUE,
         EngineError,
         require_dbos,
