@@ -48,8 +48,10 @@ def _exchanges(recording: Path) -> list[str]:
     return [json.loads(line)["key"] for line in lines if '"key"' in line]
 
 
-def _show(prose: Any, run_id: str, *args: str, **env: str) -> dict[str, Any]:
-    done = prose("runs", "show", run_id, "--json", *args, **env)
+def _show(
+    prose: Any, run_id: str, *args: str, cwd: Path | None = None, **env: str
+) -> dict[str, Any]:
+    done = prose("runs", "show", run_id, "--json", *args, cwd=cwd, **env)
     assert done.returncode == 0, done.stderr
     shown: dict[str, Any] = json.loads(done.stdout)
     return shown
