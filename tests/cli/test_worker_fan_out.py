@@ -126,7 +126,7 @@ def test_a_thousand_items_spread_over_three_workers_on_postgresql_survive_a_kill
     survivors = "".join(_log(tmp_path, i) for i, w in enumerate(started) if w is not victim)
     assert f"run {run_id} lost its worker: back on the queue" in survivors
     _check_no_completed_step_ran_again(_exchanges(recording), in_flight=16)
-    out = _out(_show(prose, run_id, "--state", "postgres", **env))
+    out = _out(_show(prose, run_id, "--state", "postgres", OPENPROSE_POSTGRES_URL=postgres_db_url))
     _check_every_item_once(out)
     assert out == _local_out(prose, tmp_path)  # as the local engine binds it
 
