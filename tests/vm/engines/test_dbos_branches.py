@@ -1,0 +1,81 @@
+"""The dbos engine's fan-outs in process: a run's items are workflows of the branches
+queue, named after the run and the item's step, and a run whose fan-out cannot travel
+keeps it here.  Workers sharing items across processes: tests/cli/test_worker_fan_out.py."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from openprose.vm.engines import dbos_branches as branches
+from openprose.vm.engines import dbos_engine as engine
+from openprose.vm.engines.base import Attachment, RunSpec
+from openprose.vm.interpreter import Options
+from openprose.vm.rundir import new_run_id
+from tests.support.extras import require
+
+require("dbos", "pip install 'openprose[dbos]'")
+
+FAN_OUT = (
+    'let out = parallel for x in ["a", "b", "c"]:\n'
+    '  session "Study {x}"\n'
+    'let digest = ["d", "e"] | pmap:\n'
+    '  session "Digest {item}"\n'
+)
+
+
+def _run(tmp_path: Path, text: str, options: Options | None = None) -> tuple[str, str, object]:
+    main = tmp_path / "main.prose"
+    main.write_text(text, encoding="utf-8")
+    spec = RunSpec(
+        str(main),
+        text,
+        runs_root=str(tmp_path / ".prose" / "runs"),
+        options=RunSpec.options_of(options or Options(jitter=False)),
+    )
+    url = engine.system_database_url(spec.state, Path(spec.runs_root), environ={})
+    run_id = new_run_id()
+    result = asyncio.run(engine.DbosExecutor(url).run(spec, run_id, Attachment()))
+    return url, run_id, result
+
+
+def _items(url: str, run_id: str) -> dict[str, str]:
+    with engine.client(url) as client:
+        found = client.list_workflows(name=branches.BRANCH_WORKFLOW, load_input=False)
+    return {w.workflow_id: w.status for w in found if w.workflow_id.startswith(run_id + "/")}
+
+
+def test_every_item_of_a_fan_out_is_a_workflow_of_the_branches_queue(tmp_path: Path) -> None:
+    url, run_id, result = _run(tmp_path, FAN_OUT)
+    assert result.status == "success"  # type: ignore[attr-defined]
+    # parallel for at step 1, pmap at step 2's first stage: RUN/KEY@INDEX.
+    assert _items(url, run_id) == {
+        f"{run_id}/1@0": "SUCCESS",
+        f"{run_id}/1@1": "SUCCESS",
+        f"{run_id}/1@2": "SUCCESS",
+        f"{run_id}/2|1@0": "SUCCESS",
+        f"{run_id}/2|1@1": "SUCCESS",
+    }
+    bindings = tmp_path / ".prose" / "runs" / run_id / "bindings"
+    assert "Study c" in (bindings / "out.md").read_text(encoding="utf-8")
+    assert "Digest e" in (bindings / "digest.md").read_text(encoding="utf-8")
+
+
+def test_a_fan_out_that_cannot_travel_runs_in_the_run_s_process(tmp_path: Path) -> None:
+    text = 'block study(x):\n  session "Study {x}"\nparallel for x in ["a", "b"]:\n  do study(x)\n'
+    url, run_id, result = _run(tmp_path, text)
+    assert result.status == "success"  # type: ignore[attr-defined]
+    assert _items(url, run_id) == {}  # a block's execution ids are numbered in one process
+
+
+def test_a_failing_item_fails_the_fan_out_as_here(tmp_path: Path) -> None:
+    text = 'parallel for x in ["a", "b"]:\n  throw "no {x}"\nsession "never"\n'
+    _url, _run_id, result = _run(tmp_path, text)
+    assert result.status == "error"  # type: ignore[attr-defined]
+    assert "no a" in result.error or "no b" in result.error  # type: ignore[attr-defined]
+
+
+def test_the_worker_s_default_is_the_engine_s() -> None:
+    from openprose.cli import worker
+
+    assert worker.DEFAULT_BRANCH_CONCURRENCY == branches.DEFAULT_BRANCH_CONCURRENCY

@@ -1,0 +1,114 @@
+"""vm/branches.py: which fan-outs may run their items in another process, and an item run
+there: answered from the run's journal for what it did before, its bindings staged."""
+
+from __future__ import annotations
+
+import asyncio
+import pickle
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from openprose.syntax import parse
+from openprose.vm.backends.offline import OfflineBackend
+from openprose.vm.branches import (
+    BranchStore,
+    BranchTask,
+    Link,
+    find_host,
+    run_task,
+    why_local,
+)
+from openprose.vm.engines.base import RunSpec
+from openprose.vm.interpreter import Interpreter, Options
+from openprose.vm.state import open_catalog
+
+FAN_OUT = 'let seen = "none"\nlet out = parallel for x in ["a", "b"]:\n  session "Study {x}"\n'
+
+
+class Refusing(OfflineBackend):
+    async def run_session(self, request: Any) -> Any:
+        raise AssertionError(f"asked again: {request.step}")
+
+
+def _interpreter(text: str, tmp_path: Path, options: Options | None = None) -> Interpreter:
+    catalog = open_catalog("filesystem", tmp_path / "runs")
+    store = catalog.create(text, "main.prose", {})
+    interpreter = Interpreter(parse(text), OfflineBackend(), store=store, options=options)
+    interpreter.collect()
+    return interpreter
+
+
+def _host(interpreter: Interpreter) -> Any:
+    return next(n for n in interpreter.module.statements() if n.start_pos[0] == 2).value
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        ('  session "Study {x}"\n', None),
+        ("  do study(x)\n", "calls a block"),
+        ('  input angle: "Which angle"\n', "asks for an input"),
+        ('  session: keeper\n    prompt: "Keep {x}"\n', "agent has memory"),
+    ],
+)
+def test_which_fan_outs_travel(tmp_path: Path, body: str, reason: str | None) -> None:
+    text = (
+        'block study(x):\n  session "Study {x}"\n'
+        "agent keeper:\n  model: sonnet\n  persist: true\n"
+        f'parallel for x in ["a", "b"]:\n{body}'
+    )
+    interpreter = _interpreter(text, tmp_path)
+    host = next(n for n in interpreter.module.statements() if n.type == "for_each")
+    found = why_local(interpreter, host)
+    assert (found is None) if reason is None else (found is not None and reason in found)
+
+
+def test_a_run_with_a_spending_limit_keeps_its_items(tmp_path: Path) -> None:
+    interpreter = _interpreter(FAN_OUT, tmp_path, Options(max_sessions=10))
+    assert "spending limit" in (why_local(interpreter, _host(interpreter)) or "")
+
+
+def _task(text: str, index: int, item: str) -> BranchTask:
+    host = find_host(parse(text), (2, 10))
+    return BranchTask(
+        host=host.start_pos,
+        index=index,
+        item=item,
+        chain=(Link({"seen": "none"}, frozenset(), None),),
+        step="2",
+        key="2",
+        level=0,
+        options=RunSpec.options_of(Options(jitter=False)),
+        program_name="main.prose",
+    )
+
+
+def test_an_item_run_again_is_answered_from_the_run_s_journal(tmp_path: Path) -> None:
+    catalog = open_catalog("filesystem", tmp_path / "runs")
+    run_id = catalog.create(FAN_OUT, "main.prose", {}).run_id
+    task = _task(FAN_OUT, 1, "b")
+    assert pickle.loads(pickle.dumps(task)) == task  # it travels as DBOS's pickle
+
+    def run(backend: Any) -> Any:
+        store = BranchStore(catalog.branch_journal(run_id, task.branch_key), run_id, "filesystem")
+        try:
+            return asyncio.run(run_task(task, parse(FAN_OUT), backend, store))
+        finally:
+            store.close()
+
+    first = run(OfflineBackend())
+    again = run(Refusing())  # its worker died after the item's session: nothing is asked
+    assert first.error is None and first.live and not again.live
+    assert again.value == first.value and "Study b" in str(first.value)
+    [binding] = first.bindings
+    # Anonymous, named when the run joins; staged under the item's own step key.
+    assert (binding.name, binding.kind, binding.key) == ("", "anonymous", "2@1.1")
+    assert [type(e).__name__ for e in first.events][:1] == ["Position"]
+    assert first.sessions == 1 and again.sessions == 1
+
+
+def test_a_host_that_is_not_there_is_a_lookup_error() -> None:
+    with pytest.raises(LookupError, match="line 1, column 1"):
+        find_host(parse('session "x"\n'), (1, 0))
