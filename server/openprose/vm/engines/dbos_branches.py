@@ -89,7 +89,7 @@ async def execute_branch(spec: RunSpec, run_id: str, task: BranchTask) -> Branch
 
     project_root = Path(spec.project_root) if spec.project_root else None
     catalog = open_catalog(spec.state, Path(spec.runs_root), project_root=project_root)
-    journal = await asyncio.to_thread(catalog.branch_journal, run_id, task.branch_key)  # type: ignore[attr-defined]
+    journal = await asyncio.to_thread(catalog.branch_journal, run_id, task.branch_key)
     store = BranchStore(journal, run_id, spec.state)
     backend = LENT_BACKENDS.get(run_id) or build_backend(spec)
     try:

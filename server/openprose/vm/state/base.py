@@ -169,3 +169,9 @@ class Catalog(Protocol):
     def info(self, run_id: str) -> RunInfo: ...
 
     def remove(self, run_id: str) -> None: ...
+
+    def branch_journal(self, run_id: str, under: str) -> Any:
+        """The journal of a run another process holds, read under the step key ``under``
+        (an item of its fan-out, vm/branches.py); StateError where the journal cannot be
+        shared."""
+        ...

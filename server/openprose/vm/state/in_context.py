@@ -227,6 +227,9 @@ class InContextCatalog:
     def runs(self) -> list[RunInfo]:
         return []
 
+    def branch_journal(self, run_id: str, under: str) -> Journal:
+        raise StateError("an in-context run keeps its journal in its own process")
+
     def info(self, run_id: str) -> RunInfo:
         store = self._live.get(run_id)
         if store is None:
