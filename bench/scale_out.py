@@ -8,9 +8,12 @@ in another worker.
    worker does, without DBOS); then, for each worker count, the runs are queued and that many
    ``prose worker`` processes (``--concurrency`` runs each) execute them.  Steps per second:
    the runs' sessions over the wall time from the first worker's start to the last run's end
-   (worker start-up included).  A run executes in one worker: the workers share the runs,
-   not a run's branches (docs/scale.md, "Not done yet").
-2. Recovery: one run paced by ``--delay`` is executed by a worker that is sent SIGKILL after
+   (worker start-up included).
+2. Fan-out: one run of a ``parallel for`` over ``--items`` items (one session each, paced
+   by ``--delay``), at most ``--fan-out-concurrency`` items in flight: the local engine in one
+   process, then the dbos engine whose items are workflows of the branches queue, executed by
+   1, 2 and 3 workers (16 items at once each).  Items per second over the same wall time.
+3. Recovery: one run paced by ``--delay`` is executed by a worker that is sent SIGKILL after
    its third exchange, with a second worker already running; the time from the kill to the
    first exchange the second worker answers (its detection, once a second, plus a queue poll
    and the replay of the journal).
@@ -49,9 +52,21 @@ def program(steps: int) -> str:
     return "\n".join([*lines, f'output report = session "Report on {{s{steps - 1}}}"']) + "\n"
 
 
-def spec_in(directory: Path, steps: int, delay: float, concurrency: int) -> RunSpec:
+def fan_out_program(items: int) -> str:
+    listed = ", ".join(f'"{n}"' for n in range(items))
+    return (
+        f"let items = [{listed}]\n"
+        "let out = parallel for x in items:\n"
+        '  session "Study item {x}"\n'
+        'output report = session "Report on the study"\n'
+    )
+
+
+def spec_in(
+    directory: Path, steps: int, delay: float, concurrency: int, text: str | None = None
+) -> RunSpec:
     main = directory / "main.prose"
-    text = program(steps)
+    text = text or program(steps)
     main.write_text(text, encoding="utf-8")
     return RunSpec(
         str(main),
@@ -88,10 +103,20 @@ def _environment() -> dict[str, str]:
     return environment
 
 
-def start_worker(directory: Path, concurrency: int, log: Path) -> subprocess.Popen[bytes]:
+def start_worker(
+    directory: Path, concurrency: int, log: Path, *extra: str
+) -> subprocess.Popen[bytes]:
     with open(log, "wb") as out:
         return subprocess.Popen(
-            [sys.executable, "-m", "openprose", "worker", "--concurrency", str(concurrency)],
+            [
+                sys.executable,
+                "-m",
+                "openprose",
+                "worker",
+                "--concurrency",
+                str(concurrency),
+                *extra,
+            ],
             cwd=directory,
             stdout=out,
             stderr=subprocess.STDOUT,
@@ -144,6 +169,36 @@ def dbos_engine(
         stop(workers)
 
 
+def fan_out_local(directory: Path, items: int, delay: float, concurrency: int) -> float:
+    spec = spec_in(directory, 0, delay, concurrency, fan_out_program(items))
+    start = time.perf_counter()
+    result = asyncio.run(LocalExecutor().run(spec, None, Attachment()))
+    assert result.status == "success", result.error
+    return time.perf_counter() - start
+
+
+def fan_out_dbos(directory: Path, items: int, delay: float, concurrency: int, count: int) -> float:
+    from openprose.vm.engines.dbos_engine import DbosExecutor, system_database_url
+
+    spec = spec_in(directory, 0, delay, concurrency, fan_out_program(items))
+    runs_root = Path(spec.runs_root)
+    DbosExecutor(system_database_url(spec.state, runs_root, environ={})).submit(spec, new_run_id())
+    start = time.perf_counter()
+    workers = [
+        start_worker(directory, 1, directory / f"w{i}.log", "--branch-concurrency", "16")
+        for i in range(count)
+    ]
+    try:
+        deadline = start + 600
+        while completed(runs_root) < 1:
+            if time.perf_counter() > deadline:
+                raise SystemExit(f"{count} workers: the fan-out did not end in 600 s")
+            time.sleep(0.05)
+        return time.perf_counter() - start
+    finally:
+        stop(workers)
+
+
 def recovery(directory: Path, steps: int, delay: float) -> float:
     from openprose.vm.engines.dbos_engine import DbosExecutor, system_database_url
 
@@ -190,10 +245,13 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8, help="runs at once per worker")
     parser.add_argument("--workers", type=int, nargs="*", default=[1, 2, 3])
     parser.add_argument("--recoveries", type=int, default=3, help="kills timed")
+    parser.add_argument("--items", type=int, default=1000, help="items of the fan-out case")
+    parser.add_argument("--fan-out-concurrency", type=int, default=48, help="its items in flight")
     parser.add_argument("--quick", action="store_true", help="a smoke run: tiny and one worker")
     args = parser.parse_args()
     if args.quick:
         args.runs, args.steps, args.workers, args.recoveries = 3, 3, [1], 1
+        args.items = 20
     try:
         import dbos  # noqa: F401
     except ImportError:
@@ -216,6 +274,22 @@ def main() -> None:
             wall = dbos_engine(here, args.runs, args.steps, args.delay, args.concurrency, count)
             label = f"dbos, {count} worker{'s' if count > 1 else ''}"
             print(f"{label:<18} {wall:>7.2f} {total / wall:>8.1f}")
+        print(
+            f"\none run, parallel for over {args.items} items, {args.delay} s a session, "
+            f"{args.fan_out_concurrency} items in flight"
+        )
+        print(f"{'engine':<18} {'wall s':>7} {'items/s':>8}")
+        here = Path(tmp) / "fan-out-local"
+        here.mkdir()
+        wall = fan_out_local(here, args.items, args.delay, args.fan_out_concurrency)
+        print(f"{'local (1 process)':<18} {wall:>7.2f} {args.items / wall:>8.1f}")
+        for count in args.workers:
+            here = Path(tmp) / f"fan-out-{count}"
+            here.mkdir()
+            wall = fan_out_dbos(here, args.items, args.delay, args.fan_out_concurrency, count)
+            label = f"dbos, {count} worker{'s' if count > 1 else ''}"
+            print(f"{label:<18} {wall:>7.2f} {args.items / wall:>8.1f}")
+        print()
         times = []
         for index in range(args.recoveries):
             here = Path(tmp) / f"recovery-{index}"
