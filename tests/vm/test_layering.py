@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import openprose.vm
 
 VM = Path(openprose.vm.__file__).parent
@@ -26,6 +28,7 @@ LAZY_SDKS = {
 LAZY_PACKAGES = {
     "telemetry.py": ("opentelemetry",),
     "dbos_engine.py": ("dbos", "sqlalchemy"),  # sqlalchemy: DBOS's own, for the heartbeats
+    "dbos_branches.py": ("dbos",),
 }
 
 
@@ -75,8 +78,9 @@ def test_opentelemetry_is_imported_only_inside_functions() -> None:
     assert not [n for n in names if n.split(".")[0] == "opentelemetry"]
 
 
-def test_dbos_is_imported_only_inside_functions() -> None:
-    tree = ast.parse((VM / "engines" / "dbos_engine.py").read_text(encoding="utf-8"))
+@pytest.mark.parametrize("module", ["dbos_engine.py", "dbos_branches.py"])
+def test_dbos_is_imported_only_inside_functions(module: str) -> None:
+    tree = ast.parse((VM / "engines" / module).read_text(encoding="utf-8"))
     top = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
     names = [a.name for n in top if isinstance(n, ast.Import) for a in n.names]
     names += [n.module or "" for n in top if isinstance(n, ast.ImportFrom)]
