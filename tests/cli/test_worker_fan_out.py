@@ -10,6 +10,7 @@ import re
 import signal
 import socket
 import subprocess
+import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -165,3 +166,25 @@ def test_a_thousand_items_on_sqlite_survive_the_restart_of_their_only_worker(
     out = _out(_show(prose, run_id))
     _check_every_item_once(out)
     assert out == _local_out(prose, tmp_path)
+
+
+def test_cancelling_a_run_cancels_the_items_it_has_not_collected(
+    prose: Any,
+    tmp_path: Path,
+    workers: Callable[..., subprocess.Popen[str]],  # noqa: F811
+) -> None:
+    recording = tmp_path / "exchanges.jsonl"
+    run_id = _detach(
+        prose, tmp_path, FAN_OUT, "--concurrency", "4", "--offline-delay", "0.2",
+        "--record", str(recording),
+    )  # fmt: skip
+    workers(*WORKER_ARGS)
+    _wait_for(lambda: len(_exchanges(recording)) >= 8)
+    cancelled = prose("runs", "cancel", run_id)
+    assert cancelled.returncode == 0, cancelled.stderr
+    _wait_for(lambda: _show(prose, run_id)["status"] != "running")
+    asked = len(_exchanges(recording))
+    time.sleep(1.5)
+    # Nothing more is asked: the items queued or in flight were cancelled with the run.
+    assert len(_exchanges(recording)) <= asked + 4
+    assert len(_exchanges(recording)) < ITEMS

@@ -506,9 +506,19 @@ def send_input(url: str, run_id: str, name: str, value: str) -> None:
 
 
 def cancel(url: str, run_id: str) -> None:
+    """Cancel a run and the fan-out items it has not collected (an item's id is RUN/...):
+    the run, waiting for its items, ends when it finds them cancelled."""
     with client(url) as dbos_client:
         _known(dbos_client, run_id)
         dbos_client.cancel_workflow(run_id)
+        items = dbos_client.list_workflows(
+            workflow_id_prefix=f"{run_id}/",
+            status=["ENQUEUED", "PENDING", "DELAYED"],
+            load_input=False,
+            load_output=False,
+        )
+        if items:
+            dbos_client.cancel_workflows([item.workflow_id for item in items])
 
 
 def queued(url: str) -> list[tuple[str, RunSpec, float]]:
