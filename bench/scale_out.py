@@ -146,6 +146,16 @@ def completed(runs_root: Path) -> int:
     return done
 
 
+def until_completed(runs_root: Path, runs: int, start: float, what: str) -> float:
+    """Seconds from ``start`` until ``runs`` runs under ``runs_root`` have ended."""
+    deadline = start + 600
+    while completed(runs_root) < runs:
+        if time.perf_counter() > deadline:
+            raise SystemExit(f"{what}: {completed(runs_root)}/{runs} runs in 600 s")
+        time.sleep(0.05)
+    return time.perf_counter() - start
+
+
 def dbos_engine(
     directory: Path, runs: int, steps: int, delay: float, concurrency: int, count: int
 ) -> float:
@@ -159,12 +169,7 @@ def dbos_engine(
     start = time.perf_counter()
     workers = [start_worker(directory, concurrency, directory / f"w{i}.log") for i in range(count)]
     try:
-        deadline = start + 600
-        while completed(runs_root) < runs:
-            if time.perf_counter() > deadline:
-                raise SystemExit(f"{count} workers: {completed(runs_root)}/{runs} runs in 600 s")
-            time.sleep(0.05)
-        return time.perf_counter() - start
+        return until_completed(runs_root, runs, start, f"{count} workers")
     finally:
         stop(workers)
 
@@ -189,12 +194,7 @@ def fan_out_dbos(directory: Path, items: int, delay: float, concurrency: int, co
         for i in range(count)
     ]
     try:
-        deadline = start + 600
-        while completed(runs_root) < 1:
-            if time.perf_counter() > deadline:
-                raise SystemExit(f"{count} workers: the fan-out did not end in 600 s")
-            time.sleep(0.05)
-        return time.perf_counter() - start
+        return until_completed(runs_root, 1, start, f"{count} workers, the fan-out")
     finally:
         stop(workers)
 
