@@ -14,7 +14,6 @@ Not every fan-out can travel: ``why_local`` says which stay here, and why.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,8 @@ from openprose.syntax import tree as t
 from openprose.vm import events as ev
 from openprose.vm.accounting import Entry
 from openprose.vm.backends.base import Backend, BackendFatal, Usage
-from openprose.vm.interpreter import Ctx, Interpreter, Pending, Stage
+from openprose.vm.engines.base import RunSpec
+from openprose.vm.interpreter import Ctx, Interpreter, Pending, Stage, persistence
 from openprose.vm.scope import Frame, Scope
 from openprose.vm.values import ProseError, Value
 
@@ -106,7 +106,7 @@ def why_local(interpreter: Interpreter, host: Any) -> str | None:
     options = interpreter.options
     if any(v is not None for v in (options.max_sessions, options.max_cost, options.max_tokens)):
         return "the run has a spending limit, which is counted in one process"
-    for node in _walk(host):
+    for node in t.iter_nodes(host):
         if isinstance(node, t.DoInvocation):
             return "an item calls a block (its execution ids are numbered in one process)"
         if isinstance(node, t.ProgramCall):
@@ -118,16 +118,14 @@ def why_local(interpreter: Interpreter, host: Any) -> str | None:
     return None
 
 
-def _walk(node: Any) -> Iterator[Any]:
-    yield node
-    for child in getattr(node, "children", ()):
-        yield from _walk(child)
-
-
-def _remembers(interpreter: Interpreter, node: Any) -> bool:
+def _remembers(interpreter: Interpreter, node: t.Session | t.Resume) -> bool:
+    """Whether the session keeps agent memory, judged as ``Interpreter.session`` does."""
     leaf = node.agent
     agent = interpreter.agents.get(leaf.value) if leaf is not None else None
-    return agent is not None and "persist" in interpreter.properties_of(agent)
+    if agent is None:
+        return False
+    merged = {**interpreter.properties_of(agent), **interpreter.properties_of(node)}
+    return persistence(merged) is not None
 
 
 def task_for(interpreter: Interpreter, host: Any, ctx: Ctx, index: int, item: Value) -> BranchTask:
@@ -145,16 +143,10 @@ def task_for(interpreter: Interpreter, host: Any, ctx: Ctx, index: int, item: Va
         step=ctx.step,
         key=ctx.key,
         level=ctx.level,
-        options=_options_of(interpreter),
+        options=RunSpec.options_of(interpreter.options),
         program_name=interpreter.program_name,
         error=(error.message, error.statement, error.kind) if error is not None else None,
     )
-
-
-def _options_of(interpreter: Interpreter) -> dict[str, Any]:
-    from openprose.vm.engines.base import RunSpec
-
-    return RunSpec.options_of(interpreter.options)
 
 
 def applied_before(interpreter: Interpreter, task: BranchTask) -> bool:
@@ -313,7 +305,7 @@ def _staged(pending: Pending) -> StagedBinding:
 
 def find_host(module: Any, start: tuple[int, int]) -> t.ForEach | t.PipeStage:
     """The `parallel for` or `pmap` stage that starts at ``start`` in ``module``."""
-    for node in _walk(module):
+    for node in t.iter_nodes(module):
         if isinstance(node, t.ForEach | t.PipeStage) and node.start_pos == start:
             return node
     raise LookupError(f"no parallel for or pmap at line {start[0]}, column {start[1] + 1}")

@@ -438,16 +438,8 @@ class Interpreter:
             scope.values[name] = value
             if kind == "const":
                 scope.consts.add(name)
-        frame = ctx.frame
         pending = Pending(
-            ctx,
-            name,
-            kind,
-            value,
-            source_of(node),
-            frame.execution_id if frame else None,
-            previous,
-            outer,
+            ctx, name, kind, value, source_of(node), _execution_id(ctx), previous, outer
         )
         if ctx.stage is not None:
             ctx.stage.pending.append(pending)
@@ -789,7 +781,7 @@ class Interpreter:
         retries = to_count(await self.expression(own["retry"].value, ctx)) if "retry" in own else 0
         backoff = (await self.property_text(own["backoff"], ctx)) if "backoff" in own else "none"
         extra = properties
-        persist = _persistence(merged) if agent_name is not None else None
+        persist = persistence(merged) if agent_name is not None else None
         memory: str | None = None
         turns: tuple[Turn, ...] = ()
         if isinstance(node, t.Resume):
@@ -1875,7 +1867,7 @@ def _property_source(name: str, prop: t.Property) -> str:
     return source_of(prop.value) if prop.value is not None else ""
 
 
-def _persistence(properties: dict[str, t.Property]) -> str | None:
+def persistence(properties: dict[str, t.Property]) -> str | None:
     """``true``, ``project``, ``user`` or a path; None for an agent without memory."""
     prop = properties.get("persist")
     value = prop.value if prop is not None else None

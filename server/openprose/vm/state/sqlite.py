@@ -393,10 +393,10 @@ def _create_run(path: Path, run_id: str, text: str, program_name: str) -> Sqlite
     return database
 
 
-def _journal(database: SqliteRunDatabase | Path, run_id: str) -> Journal:
-    """The journal in ``state.db``, on its own connection (claude-code sessions record
-    their steps from worker threads while the interpreter writes bindings)."""
-    connection = connect_sqlite(database if isinstance(database, Path) else database.path)
+def _journal(path: Path, run_id: str) -> Journal:
+    """The journal in ``state.db`` at ``path``, on its own connection (claude-code sessions
+    record their steps from worker threads while the interpreter writes bindings)."""
+    connection = connect_sqlite(path)
     return Journal(
         connection,
         run_id,
@@ -416,21 +416,21 @@ class SqliteCatalog(DirectoryCatalog[SqliteStore]):
         self, staging: Path, run_id: str, text: str, program_name: str, inputs: dict[str, Value]
     ) -> Journal:
         database = _create_run(staging, run_id, text, program_name)
-        journal = _journal(database, run_id)
+        journal = _journal(database.path, run_id)
         journal.create_tables()
         database.close()
         return journal
 
     def _store(self, path: Path, run_id: str) -> SqliteStore:
         database = SqliteRunDatabase(path / DATABASE)
-        return SqliteStore(path, run_id, database, _journal(database, run_id), Replay(False))
+        return SqliteStore(path, run_id, database, _journal(database.path, run_id), Replay(False))
 
     def open(self, run_id: str) -> SqliteStore:
         path = self._path(run_id)
         database = journal = None
         try:
             database = SqliteRunDatabase(path)
-            journal = _journal(database, run_id)
+            journal = _journal(database.path, run_id)
             journal.load()
             info = journal.run_info()
         except sqlite3.Error as error:
