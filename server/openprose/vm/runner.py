@@ -14,6 +14,7 @@ from openprose.vm.backends.offline import OfflineBackend
 from openprose.vm.backends.replay import JournalBackend
 from openprose.vm.interpreter import (
     Ask,
+    Branches,
     Clock,
     Confirm,
     EventSink,
@@ -83,7 +84,7 @@ async def run_file(
     catalog: Catalog | None = None,
     telemetry: Telemetry | None = None,
     run_id: str | None = None,
-    branches: Any = None,
+    branches: Branches | None = None,
 ) -> RunResult:
     """Check and run ``path``; its state goes under ``runs_root`` (None: no state) in the
     ``state`` backend (or in ``catalog``, when given).  ``project_root`` is where
