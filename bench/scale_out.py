@@ -12,7 +12,8 @@ in another worker.
 2. Fan-out: one run of a ``parallel for`` over ``--items`` items (one session each, paced
    by ``--delay``), at most ``--fan-out-concurrency`` items in flight: the local engine in one
    process, then the dbos engine whose items are workflows of the branches queue, executed by
-   1, 2 and 3 workers (16 items at once each).  Items per second over the same wall time.
+   1, 2 and 3 workers (16 items at once each).  Items per second over the same wall time,
+   and the system database's size afterwards (each item's task and outcome are stored).
 3. Recovery: one run paced by ``--delay`` is executed by a worker that is sent SIGKILL after
    its third exchange, with a second worker already running; the time from the kill to the
    first exchange the second worker answers (its detection, once a second, plus a queue poll
@@ -182,21 +183,28 @@ def fan_out_local(directory: Path, items: int, delay: float, concurrency: int) -
     return time.perf_counter() - start
 
 
-def fan_out_dbos(directory: Path, items: int, delay: float, concurrency: int, count: int) -> float:
-    from openprose.vm.engines.dbos_engine import DbosExecutor, system_database_url
+def fan_out_dbos(
+    directory: Path, items: int, delay: float, concurrency: int, count: int
+) -> tuple[float, int]:
+    """The wall time, and the size of the system database afterwards (what the items'
+    workflows stored: their tasks and their outcomes)."""
+    from openprose.vm.engines.dbos_engine import DbosExecutor, sqlite_file, system_database_url
 
     spec = spec_in(directory, 0, delay, concurrency, fan_out_program(items))
     runs_root = Path(spec.runs_root)
-    DbosExecutor(system_database_url(spec.state, runs_root, environ={})).submit(spec, new_run_id())
+    url = system_database_url(spec.state, runs_root, environ={})
+    DbosExecutor(url).submit(spec, new_run_id())
     start = time.perf_counter()
     workers = [
         start_worker(directory, 1, directory / f"w{i}.log", "--branch-concurrency", "16")
         for i in range(count)
     ]
     try:
-        return until_completed(runs_root, 1, start, f"{count} workers, the fan-out")
+        wall = until_completed(runs_root, 1, start, f"{count} workers, the fan-out")
     finally:
         stop(workers)
+    database = sqlite_file(url)
+    return wall, database.stat().st_size if database is not None else 0
 
 
 def recovery(directory: Path, steps: int, delay: float) -> float:
@@ -278,7 +286,7 @@ def main() -> None:
             f"\none run, parallel for over {args.items} items, {args.delay} s a session, "
             f"{args.fan_out_concurrency} items in flight"
         )
-        print(f"{'engine':<18} {'wall s':>7} {'items/s':>8}")
+        print(f"{'engine':<18} {'wall s':>7} {'items/s':>8} {'system db MB':>13}")
         here = Path(tmp) / "fan-out-local"
         here.mkdir()
         wall = fan_out_local(here, args.items, args.delay, args.fan_out_concurrency)
@@ -286,9 +294,9 @@ def main() -> None:
         for count in args.workers:
             here = Path(tmp) / f"fan-out-{count}"
             here.mkdir()
-            wall = fan_out_dbos(here, args.items, args.delay, args.fan_out_concurrency, count)
+            wall, size = fan_out_dbos(here, args.items, args.delay, args.fan_out_concurrency, count)
             label = f"dbos, {count} worker{'s' if count > 1 else ''}"
-            print(f"{label:<18} {wall:>7.2f} {args.items / wall:>8.1f}")
+            print(f"{label:<18} {wall:>7.2f} {args.items / wall:>8.1f} {size / 1e6:>13.1f}")
         print()
         times = []
         for index in range(args.recoveries):
@@ -296,6 +304,8 @@ def main() -> None:
             here.mkdir()
             # Long enough to be still running when the second worker is up.
             times.append(recovery(here, 100, args.delay))
+        if not times:
+            return
         shown = ", ".join(f"{t:.2f}" for t in times)
         print(
             f"recovery from a worker's SIGKILL to its run's next exchange in another worker: "

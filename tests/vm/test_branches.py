@@ -17,11 +17,14 @@ from openprose.vm.branches import (
     BranchTask,
     Link,
     find_host,
+    names_read,
     run_task,
+    tasks_for,
     why_local,
 )
 from openprose.vm.engines.base import RunSpec
-from openprose.vm.interpreter import Interpreter, Options
+from openprose.vm.interpreter import Ctx, Interpreter, Options
+from openprose.vm.scope import Scope
 from openprose.vm.state import open_catalog
 
 FAN_OUT = 'let seen = "none"\nlet out = parallel for x in ["a", "b"]:\n  session "Study {x}"\n'
@@ -112,3 +115,37 @@ def test_an_item_run_again_is_answered_from_the_run_s_journal(tmp_path: Path) ->
 def test_a_host_that_is_not_there_is_a_lookup_error() -> None:
     with pytest.raises(LookupError, match="line 1, column 1"):
         find_host(parse('session "x"\n'), (1, 0))
+
+
+SLIM = (
+    'agent critic:\n  model: sonnet\n  prompt: "You judge {style}"\n'
+    "parallel for x in pile:\n"
+    '  let note = "{x} for {reader.name}"\n'
+    "  tally = tally\n"
+    '  session: critic\n    prompt: "Judge {note}"\n    context: { topic }\n'
+)
+
+
+def test_an_item_carries_only_the_names_its_body_and_the_agents_mention(tmp_path: Path) -> None:
+    interpreter = _interpreter(SLIM, tmp_path)
+    host = next(n for n in interpreter.module.statements() if n.type == "for_each")
+    read = names_read(interpreter, host)
+    # Identifiers, interpolation heads (a path's first name), the agents' interpolations.
+    assert {"x", "note", "reader", "tally", "topic", "style", "critic"} <= read
+    assert "pile" not in read  # the collection is evaluated by the run, not by an item
+
+    root = Scope()
+    pile = [f"item {i}" for i in range(1_000)]
+    root.values.update(pile=pile, reader={"name": "Ada"}, style="plainly", unused="x" * 10_000)
+    root.values.update(topic="graphs", tally=0)
+    root.consts.update({"pile", "style"})
+    inner = root.child()
+    inner.values["note"] = "shadowed"
+    tasks = tasks_for(interpreter, host, Ctx(inner, "2", "2", 0), pile[:3])
+    [outer, own] = tasks[0].chain
+    assert set(outer.values) == {"reader", "style", "topic", "tally"}
+    assert outer.consts == frozenset({"style"})
+    assert own.values == {"note": "shadowed"}
+    assert [task.item for task in tasks] == pile[:3]
+    # What DBOS stores per item no longer grows with the collection.
+    assert len(pickle.dumps(tasks[0])) < 2_000

@@ -128,18 +128,57 @@ def _remembers(interpreter: Interpreter, node: t.Session | t.Resume) -> bool:
     return persistence(merged) is not None
 
 
-def task_for(interpreter: Interpreter, host: Any, ctx: Ctx, index: int, item: Value) -> BranchTask:
+def names_read(interpreter: Interpreter, host: t.ForEach | t.PipeStage) -> frozenset[str]:
+    """Every name an item of ``host`` may read or assign: each identifier and each
+    interpolation of its body, and of the agents' definitions (a session evaluates its
+    agent's properties in the item's scope).  More than it reads, never fewer: a name left
+    out would be undefined there, or an interpolation left as written."""
+    names: set[str] = set()
+    roots: list[Any] = [*host.body_statements(), *interpreter.agents.values()]
+    for root in roots:
+        for leaf in t.iter_leaves(root):
+            if isinstance(leaf, t.Name):
+                names.add(leaf.value)
+            elif isinstance(leaf, t.String) and "{" in leaf.value:
+                names.update(p.path[0] for p in leaf.parts() if p.kind == "interpolation")
+    return frozenset(names)
+
+
+def chain_for(ctx: Ctx, names: frozenset[str]) -> tuple[Link, ...]:
+    """The scopes an item sees, from the root down, holding only ``names``: not the
+    collection it came from, nor the bindings its body never mentions (an item's task is
+    stored in the system database, once per item)."""
     chain: list[Link] = []
     scope: Scope | None = ctx.scope
     while scope is not None:
-        chain.append(Link(dict(scope.values), frozenset(scope.consts), scope.frame))
+        values = {name: value for name, value in scope.values.items() if name in names}
+        chain.append(Link(values, frozenset(scope.consts & names), scope.frame))
         scope = scope.parent
+    return tuple(reversed(chain))
+
+
+def tasks_for(
+    interpreter: Interpreter, host: t.ForEach | t.PipeStage, ctx: Ctx, items: list[Value]
+) -> list[BranchTask]:
+    """One task per item of the fan-out at ``host``."""
+    chain = chain_for(ctx, names_read(interpreter, host))
+    return [task_for(interpreter, host, ctx, i, item, chain) for i, item in enumerate(items)]
+
+
+def task_for(
+    interpreter: Interpreter,
+    host: Any,
+    ctx: Ctx,
+    index: int,
+    item: Value,
+    chain: tuple[Link, ...],
+) -> BranchTask:
     error = ctx.error
     return BranchTask(
         host=host.start_pos,
         index=index,
         item=item,
-        chain=tuple(reversed(chain)),
+        chain=chain,
         step=ctx.step,
         key=ctx.key,
         level=ctx.level,

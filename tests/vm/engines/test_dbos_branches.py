@@ -79,3 +79,29 @@ def test_the_worker_s_default_is_the_engine_s() -> None:
     from openprose.cli import worker
 
     assert worker.DEFAULT_BRANCH_CONCURRENCY == branches.DEFAULT_BRANCH_CONCURRENCY
+
+
+def test_an_item_s_workflow_carries_neither_the_program_nor_the_collection(
+    tmp_path: Path,
+) -> None:
+    pile = ", ".join(f'"entry {n}"' for n in range(200))
+    text = (
+        f"let pile = [{pile}]\n"
+        'let angle = "briefly"\n'
+        "let out = parallel for x in pile:\n"
+        '  session "Study {x} {angle}"\n'
+    )
+    url, run_id, result = _run(tmp_path, text)
+    assert result.status == "success"  # type: ignore[attr-defined]
+    with engine.client(url) as client:
+        found = client.list_workflows(name=branches.BRANCH_WORKFLOW, load_input=True)
+    items = [w for w in found if w.workflow_id.startswith(run_id + "/")]
+    assert len(items) == 200
+    for workflow in items:
+        spec, _run_id, task = workflow.input["args"]
+        assert spec.text == "" and spec.inputs == {}  # read from the run's own workflow
+        [root, *_] = task.chain
+        assert root.values == {"angle": "briefly"}  # not the 200 entries of `pile`
+    # ... and each item still read the program and the names it needs.
+    bindings = tmp_path / ".prose" / "runs" / run_id / "bindings"
+    assert "Study entry 199 briefly" in (bindings / "out.md").read_text(encoding="utf-8")

@@ -24,6 +24,7 @@ import asyncio
 import contextvars
 import functools
 from collections.abc import Coroutine
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -36,7 +37,7 @@ from openprose.vm.branches import (
     apply,
     mark_applied,
     run_task,
-    task_for,
+    tasks_for,
     why_local,
 )
 from openprose.vm.engines.base import RunSpec, build_backend
@@ -87,6 +88,8 @@ async def execute_branch(spec: RunSpec, run_id: str, task: BranchTask) -> Branch
     """The body of an item's workflow, in whichever worker dequeued it."""
     from openprose.vm.state import open_catalog
 
+    if not spec.text:
+        spec = replace(spec, text=await _outside(_program_of(run_id)))
     project_root = Path(spec.project_root) if spec.project_root else None
     catalog = open_catalog(spec.state, Path(spec.runs_root), project_root=project_root)
     journal = await asyncio.to_thread(catalog.branch_journal, run_id, task.branch_key)
@@ -105,6 +108,27 @@ async def execute_branch(spec: RunSpec, run_id: str, task: BranchTask) -> Branch
         store.close()
 
 
+_programs: dict[str, str] = {}
+_PROGRAMS_KEPT = 64
+
+
+async def _program_of(run_id: str) -> str:
+    """The run's program text, from its workflow's input (read once per process): an
+    item's own input leaves it out, or a run's thousand items would store it a thousand
+    times."""
+    if run_id not in _programs:
+        from dbos import DBOS
+
+        [run] = await DBOS.list_workflows_async(workflow_ids=[run_id], load_input=True)
+        spec = run.input["args"][0] if run.input else None
+        if not isinstance(spec, RunSpec):
+            raise BackendFatal(f"run {run_id} has no program to run its items from")
+        if len(_programs) >= _PROGRAMS_KEPT:
+            del _programs[next(iter(_programs))]  # a worker serves runs without end
+        _programs[run_id] = spec.text
+    return _programs[run_id]
+
+
 async def _outside(work: Coroutine[Any, Any, T]) -> T:
     """``work`` outside the run's workflow context (see the module's docstring)."""
     return await asyncio.create_task(work, context=contextvars.Context())
@@ -114,7 +138,9 @@ class DbosBranches:
     """A run's fan-outs, as item workflows on the branches queue."""
 
     def __init__(self, spec: RunSpec, run_id: str) -> None:
-        self.spec = spec
+        # What every item's workflow carries: the program and the inputs are the run's,
+        # read from its own workflow where an item needs them (the inputs are in scope).
+        self.spec = replace(spec, text="", inputs={})
         self.run_id = run_id
 
     def takes(self, interpreter: Interpreter, node: Any, ctx: Ctx) -> bool:
@@ -128,7 +154,7 @@ class DbosBranches:
         items: list[Value],
         stages: list[Stage],
     ) -> list[Value]:
-        tasks = [task_for(interpreter, node, ctx, i, item) for i, item in enumerate(items)]
+        tasks = tasks_for(interpreter, node, ctx, items)
         ids = [branch_id(self.run_id, task) for task in tasks]
         # At most `concurrency` items of the run in flight, wherever they run, as here.
         window = max(1, interpreter.options.concurrency)
