@@ -18,6 +18,7 @@ from typing import Any
 
 # Fixtures: importing them makes them visible to this module's tests.
 from tests.cli.test_worker_command import (  # noqa: F401
+    _bindings,
     _detach,
     _log,
     _wait_for,
@@ -188,3 +189,41 @@ def test_cancelling_a_run_cancels_the_items_it_has_not_collected(
     # Nothing more is asked: the items queued or in flight were cancelled with the run.
     assert len(_exchanges(recording)) <= asked + 4
     assert len(_exchanges(recording)) < ITEMS
+
+
+BLOCK = (
+    "parallel:\n"
+    + "".join(f'  repeat 12 as i:\n    session "Branch {b}, step #{{i}}#"\n' for b in "ABC")
+    + 'output report = session "Report on the branches"\n'
+)
+
+
+def test_a_parallel_block_s_branches_survive_the_restart_of_their_worker(
+    prose: Any,
+    tmp_path: Path,
+    workers: Callable[..., subprocess.Popen[str]],  # noqa: F811
+) -> None:
+    recording = tmp_path / "exchanges.jsonl"
+    run_id = _detach(prose, tmp_path, BLOCK, "--offline-delay", "0.1", "--record", str(recording))
+    first = workers(*WORKER_ARGS)
+    _wait_for(lambda: len(_exchanges(recording)) >= 12, 120)
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    workers(*WORKER_ARGS)
+    run_dir = tmp_path / ".prose" / "runs" / run_id
+    _wait_for(lambda: (run_dir / "bindings" / "report.md").is_file(), 120)
+    # Each branch is a workflow of its own, taken over with the run.
+    assert f"run {run_id} lost its worker: back on the queue" in _log(tmp_path, 1)
+    assert "of run " + run_id in _log(tmp_path, 1)  # "item 1a of run ...", its branches
+    asked = Counter(_exchanges(recording))
+    assert len(asked) == 3 * 12 + 1
+    again = [key for key, times in asked.items() if times > 1]
+    assert len(again) <= 3 and all(asked[key] == 2 for key in again), again  # one a branch
+
+    here = tmp_path / "local"
+    here.mkdir()
+    (here / "main.prose").write_text(BLOCK, encoding="utf-8")
+    done = prose("run", "main.prose", "--json", cwd=here)
+    assert done.returncode == 0, done.stderr
+    local_dir = here / ".prose" / "runs" / json.loads(done.stdout)["run_id"]
+    assert _bindings(run_dir) == _bindings(local_dir)  # 37 bindings, named alike

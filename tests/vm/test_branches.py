@@ -149,3 +149,21 @@ def test_an_item_carries_only_the_names_its_body_and_the_agents_mention(tmp_path
     assert [task.item for task in tasks] == pile[:3]
     # What DBOS stores per item no longer grows with the collection.
     assert len(pickle.dumps(tasks[0])) < 2_000
+
+
+@pytest.mark.parametrize(
+    ("header", "travels"),
+    [
+        ("parallel:", True),
+        ('parallel ("all", on-fail: "continue"):', True),
+        ('parallel ("first"):', False),
+        ('parallel ("any", count: 2):', False),
+        ("parallel (how):", False),  # decided at run time: taken for a race
+    ],
+)
+def test_a_block_travels_unless_it_races(tmp_path: Path, header: str, travels: bool) -> None:
+    text = f'let how = "all"\n{header}\n  session "one"\n  session "two"\n'
+    interpreter = _interpreter(text, tmp_path)
+    host = next(n for n in interpreter.module.statements() if n.type == "parallel")
+    found = why_local(interpreter, host)
+    assert (found is None) if travels else ("race" in (found or ""))

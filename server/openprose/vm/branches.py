@@ -1,7 +1,8 @@
-"""The items of a ``parallel for`` or a ``pmap`` run in other processes (an engine's
-``Branches``, such as the dbos engine's): what one item needs to travel (``BranchTask``:
-plain, picklable data), running it there (``run_task``), and what comes back
-(``BranchOutcome``), applied to the run that fanned out (``apply``).
+"""The items of a ``parallel for`` or a ``pmap``, and the branches of a ``parallel:``
+block, run in other processes (an engine's ``Branches``, such as the dbos engine's): what
+one of them needs to travel (``BranchTask``: plain, picklable data), running it there
+(``run_task``), and what comes back (``BranchOutcome``), applied to the run that fanned out
+(``apply``).  "Item" below says either.
 
 An item runs there as it would here: the same program, the scopes it sees, its step keys.
 Its model exchanges go to the run's own journal, under the item's keys, so that an item
@@ -23,12 +24,13 @@ from openprose.vm import events as ev
 from openprose.vm.accounting import Entry
 from openprose.vm.backends.base import Backend, BackendFatal, Usage
 from openprose.vm.engines.base import RunSpec
-from openprose.vm.interpreter import Ctx, Interpreter, Pending, Stage, persistence
+from openprose.vm.interpreter import Ctx, Interpreter, Pending, Stage, letter, persistence
 from openprose.vm.scope import Frame, Scope
 from openprose.vm.values import ProseError, Value
 
 # States whose journal another process can open while the run holds it.
 SHARED_JOURNALS = ("filesystem", "sqlite", "postgres")
+Host = t.ForEach | t.PipeStage | t.Parallel  # what fans out
 APPLIED = "@branch"  # the journal's mark of an item whose outcome the run has applied
 
 
@@ -43,9 +45,9 @@ class Link:
 
 @dataclass(frozen=True)
 class BranchTask:
-    """One item of a fan-out, for another process."""
+    """One item of a fan-out (or one branch of a block), for another process."""
 
-    host: tuple[int, int]  # where the `parallel for` or the `pmap` stage starts
+    host: tuple[int, int]  # where the `parallel for`, the `pmap` stage or the block starts
     index: int
     item: Value
     chain: tuple[Link, ...]
@@ -55,10 +57,12 @@ class BranchTask:
     options: dict[str, Any]
     program_name: str
     error: tuple[str, str, str] | None = None  # the error a `catch` around it handles
+    block: bool = False  # a branch of a `parallel:` block (``item`` is unused)
 
     @property
     def branch_key(self) -> str:
-        return f"{self.key}@{self.index}"
+        """The item's own step key, which its steps' keys start with."""
+        return f"{self.key}{letter(self.index)}" if self.block else f"{self.key}@{self.index}"
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,10 @@ class BranchOutcome:
     tokens: int = 0
     entries: list[Entry] = field(default_factory=list)
     live: bool = False  # it asked the model something the journal did not hold
+    # A block's branch: the names bound in its own scope, which the join makes visible
+    # after the block, and those of them that shadow an outer name it assigned.
+    scope: dict[str, Value] = field(default_factory=dict)
+    shadowed: frozenset[str] = frozenset()
 
 
 # ---------------------------------------------------------------------- the run's side
@@ -106,6 +114,8 @@ def why_local(interpreter: Interpreter, host: Any) -> str | None:
     options = interpreter.options
     if any(v is not None for v in (options.max_sessions, options.max_cost, options.max_tokens)):
         return "the run has a spending limit, which is counted in one process"
+    if isinstance(host, t.Parallel) and _races(host):
+        return "a race (`first`, `any`) is decided by what one process sees finish first"
     for node in t.iter_nodes(host):
         if isinstance(node, t.DoInvocation):
             return "an item calls a block (its execution ids are numbered in one process)"
@@ -118,6 +128,15 @@ def why_local(interpreter: Interpreter, host: Any) -> str | None:
     return None
 
 
+def _races(host: t.Parallel) -> bool:
+    """Whether the block may join fewer than all its branches: any strategy but a
+    written ``"all"`` (a strategy computed at run time counts as a race)."""
+    modifiers = host.modifiers
+    if modifiers is None:
+        return False
+    return any(not (isinstance(m, t.String) and m.text == "all") for m in modifiers.positional())
+
+
 def _remembers(interpreter: Interpreter, node: t.Session | t.Resume) -> bool:
     """Whether the session keeps agent memory, judged as ``Interpreter.session`` does."""
     leaf = node.agent
@@ -128,7 +147,7 @@ def _remembers(interpreter: Interpreter, node: t.Session | t.Resume) -> bool:
     return persistence(merged) is not None
 
 
-def names_read(interpreter: Interpreter, host: t.ForEach | t.PipeStage) -> frozenset[str]:
+def names_read(interpreter: Interpreter, host: Host) -> frozenset[str]:
     """Every name an item of ``host`` may read or assign: each identifier and each
     interpolation of its body, and of the agents' definitions (a session evaluates its
     agent's properties in the item's scope).  More than it reads, never fewer: a name left
@@ -165,6 +184,12 @@ def tasks_for(
     return [task_for(interpreter, host, ctx, i, item, chain) for i, item in enumerate(items)]
 
 
+def block_task(interpreter: Interpreter, host: t.Parallel, ctx: Ctx, index: int) -> BranchTask:
+    """The task of branch ``index`` of the block at ``host``."""
+    chain = chain_for(ctx, names_read(interpreter, host))
+    return task_for(interpreter, host, ctx, index, None, chain, block=True)
+
+
 def task_for(
     interpreter: Interpreter,
     host: Any,
@@ -172,6 +197,8 @@ def task_for(
     index: int,
     item: Value,
     chain: tuple[Link, ...],
+    *,
+    block: bool = False,
 ) -> BranchTask:
     error = ctx.error
     return BranchTask(
@@ -185,6 +212,7 @@ def task_for(
         options=RunSpec.options_of(interpreter.options),
         program_name=interpreter.program_name,
         error=(error.message, error.statement, error.kind) if error is not None else None,
+        block=block,
     )
 
 
@@ -196,11 +224,18 @@ def applied_before(interpreter: Interpreter, task: BranchTask) -> bool:
 
 
 def apply(
-    interpreter: Interpreter, ctx: Ctx, stage: Stage, outcome: BranchOutcome, *, replayed: bool
+    interpreter: Interpreter,
+    ctx: Ctx,
+    stage: Stage,
+    outcome: BranchOutcome,
+    *,
+    replayed: bool,
+    own: Scope | None = None,
 ) -> Value:
-    """An item's outcome, in the run: its narration, its spending, its staged bindings;
-    its value, or its failure raised as a local item's would be.  ``replayed``: the run
-    applied it before it was taken over (``applied_before``)."""
+    """An item's outcome, in the run: its narration, its spending, its staged bindings
+    (and a block's branch's own names, in ``own``); its value, or its failure raised as a
+    local item's would be.  ``replayed``: the run applied it before it was taken over
+    (``applied_before``)."""
     store = interpreter.store
     if outcome.live and not replayed and store is not None:
         went_live = getattr(store, "went_live", None)
@@ -222,6 +257,9 @@ def apply(
         stage.pending.append(
             Pending(where, b.name, b.kind, b.value, b.source, b.execution_id, b.previous, b.outer)
         )
+    if own is not None:
+        own.values.update(outcome.scope)
+        stage.shadowed.update(outcome.shadowed)
     if outcome.fatal is not None:
         raise BackendFatal(outcome.fatal)
     if outcome.error is not None:
@@ -310,13 +348,19 @@ async def run_task(
     ctx = Ctx(scope, task.step, task.key, task.level, error=error)
     stage = Stage(scope)
     host = find_host(module, task.host)
+    own = scope.child()
     try:
-        outcome.value = await interpreter.item(host, ctx, task.index, task.item, stage)
+        if isinstance(host, t.Parallel):
+            outcome.value = await interpreter.branch(host, ctx, task.index, own, stage)
+        else:
+            outcome.value = await interpreter.item(host, ctx, task.index, task.item, stage)
     except ProseError as failure:
         outcome.error = (failure.message, failure.statement, failure.kind)
     except BackendFatal as fatal:
         outcome.fatal = str(fatal)
     outcome.bindings = [_staged(p) for p in stage.pending]
+    outcome.scope = dict(own.values)
+    outcome.shadowed = frozenset(stage.shadowed)
     outcome.usage = interpreter.usage
     outcome.cost = interpreter.cost
     outcome.sessions = interpreter.sessions
@@ -342,9 +386,12 @@ def _staged(pending: Pending) -> StagedBinding:
     )
 
 
-def find_host(module: Any, start: tuple[int, int]) -> t.ForEach | t.PipeStage:
-    """The `parallel for` or `pmap` stage that starts at ``start`` in ``module``."""
+def find_host(module: Any, start: tuple[int, int]) -> Host:
+    """The `parallel for`, the `pmap` stage or the `parallel:` block that starts at
+    ``start`` in ``module``."""
     for node in t.iter_nodes(module):
-        if isinstance(node, t.ForEach | t.PipeStage) and node.start_pos == start:
+        if isinstance(node, Host) and node.start_pos == start:
             return node
-    raise LookupError(f"no parallel for or pmap at line {start[0]}, column {start[1] + 1}")
+    raise LookupError(
+        f"no parallel for, pmap or parallel block at line {start[0]}, column {start[1] + 1}"
+    )

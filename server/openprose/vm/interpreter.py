@@ -194,17 +194,30 @@ class Ctx:
 
 
 class Branches(Protocol):
-    """An engine's way of running the items of a ``parallel for`` or ``pmap`` elsewhere
-    (vm/branches.py)."""
+    """An engine's way of running the items of a ``parallel for`` or ``pmap``, and the
+    branches of a ``parallel:`` block, elsewhere (vm/branches.py)."""
 
     def takes(self, interpreter: Interpreter, node: Any, ctx: Ctx) -> bool:
-        """Whether this fan-out's items go elsewhere."""
+        """Whether this fan-out's items (or this block's branches) go elsewhere."""
         ...
 
     async def fan_out(
         self, interpreter: Interpreter, node: Any, ctx: Ctx, items: list[Value], stages: list[Stage]
     ) -> list[Value]:
         """Every item's value, in order; each item's bindings staged in its stage."""
+        ...
+
+    async def branch(
+        self,
+        interpreter: Interpreter,
+        node: t.Parallel,
+        ctx: Ctx,
+        index: int,
+        own: Scope,
+        stage: Stage,
+    ) -> Value:
+        """Branch ``index`` of the block ``node``'s value, as ``Interpreter.branch`` gives
+        it: its own names in ``own``, its bindings staged in ``stage``."""
         ...
 
 
@@ -1389,20 +1402,14 @@ class Interpreter:
         )
         scopes = [ctx.scope.child() for _ in branches]
         stages = [Stage(ctx.scope) for _ in branches]
+        elsewhere = self.branches
+        if elsewhere is not None and not elsewhere.takes(self, node, ctx):
+            elsewhere = None
 
         async def run_branch(index: int) -> Value:
-            branch = branches[index]
-            letter = _letter(index)
-            bctx = ctx.nested(
-                letter,
-                scopes[index],
-                step=f"{ctx.step}{letter}",
-                level=ctx.level + 1,
-                stage=stages[index],
-            )
-            if isinstance(branch, t.Assignment):
-                return await self.expression(branch.value, bctx)
-            return await self.statement(branch, bctx)
+            if elsewhere is not None:
+                return await elsewhere.branch(self, node, ctx, index, scopes[index], stages[index])
+            return await self.branch(node, ctx, index, scopes[index], stages[index])
 
         # A race ("first", "any") is decided once: a resumed run joins the branches the
         # killed run joined, which its journal answers at once, and runs no others.
@@ -1491,6 +1498,18 @@ class Interpreter:
         return self.join(
             node, ctx, branches, names, scopes, stages, results, failures, strategy, on_fail
         )
+
+    async def branch(
+        self, node: t.Parallel, ctx: Ctx, index: int, own: Scope, stage: Stage
+    ) -> Value:
+        """Branch ``index`` of the block ``node``: its statement in its own scope ``own``
+        (a child of the block's), its bindings staged in ``stage`` until the join."""
+        branch = node.body_statements()[index]
+        mark = letter(index)
+        bctx = ctx.nested(mark, own, step=f"{ctx.step}{mark}", level=ctx.level + 1, stage=stage)
+        if isinstance(branch, t.Assignment):
+            return await self.expression(branch.value, bctx)
+        return await self.statement(branch, bctx)
 
     def join(
         self,
@@ -1613,7 +1632,7 @@ class Interpreter:
         block's default).  Each item is a parallel branch: its bindings commit when all have
         completed.  With ``branches`` (an engine's), the items may run in other processes."""
         await self.confirm_fan_out(len(items), node)
-        names = [_letter(i) for i in range(len(items))]
+        names = [letter(i) for i in range(len(items))]
         self.emit(ctx, ev.ParallelEnter, branches=names, strategy="all", on_fail="fail-fast")
         stages = [Stage(ctx.scope) for _ in items]
         if self.branches is not None and self.branches.takes(self, node, ctx):
@@ -1831,7 +1850,7 @@ class SessionSteps:
         self.vm.emit(self.ctx, ev.ContextStep, action=action, detail=detail)
 
 
-def _letter(index: int) -> str:
+def letter(index: int) -> str:
     letters = ""
     index += 1
     while index:
@@ -1893,7 +1912,7 @@ def _execution_id(ctx: Ctx) -> int | None:
 
 
 def _branch_ctx(ctx: Ctx, index: int) -> Ctx:
-    return replace(ctx, step=f"{ctx.step}{_letter(index)}")
+    return replace(ctx, step=f"{ctx.step}{letter(index)}")
 
 
 def _is_named(branch: Any) -> bool:
@@ -1907,7 +1926,7 @@ def _branch_name(branch: Any, index: int) -> str:
         names = branch.target_names()
         if names:
             return str(names[0].value)
-    return _letter(index)
+    return letter(index)
 
 
 _STATEMENTS: dict[type, Callable[[Interpreter, Any, Ctx], Awaitable[Value]]] = {

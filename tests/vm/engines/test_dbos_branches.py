@@ -105,3 +105,40 @@ def test_an_item_s_workflow_carries_neither_the_program_nor_the_collection(
     # ... and each item still read the program and the names it needs.
     bindings = tmp_path / ".prose" / "runs" / run_id / "bindings"
     assert "Study entry 199 briefly" in (bindings / "out.md").read_text(encoding="utf-8")
+
+
+BLOCK = (
+    'let seen = "none"\n'
+    "parallel:\n"
+    '  security = session "Check security"\n'
+    "  do:\n"
+    '    let perf = session "Check performance"\n'
+    '    seen = "both"\n'
+    '  session "Unnamed"\n'
+    'session "Report {seen}"\n'
+    "  context: [security, perf]\n"
+)
+
+
+def test_every_branch_of_a_parallel_block_is_a_workflow_too(tmp_path: Path) -> None:
+    url, run_id, result = _run(tmp_path, BLOCK)
+    assert result.status == "success"  # type: ignore[attr-defined]
+    # The block at step 2: RUN/KEY then the branch's letter, as its steps' keys are.
+    assert _items(url, run_id) == {
+        f"{run_id}/2a": "SUCCESS",
+        f"{run_id}/2b": "SUCCESS",
+        f"{run_id}/2c": "SUCCESS",
+    }
+    bindings = tmp_path / ".prose" / "runs" / run_id / "bindings"
+    # A named branch, a name bound inside a branch, an outer name a branch assigned: all
+    # visible after the join, as on the local engine.
+    assert "Check security" in (bindings / "security.md").read_text(encoding="utf-8")
+    assert "Check performance" in (bindings / "perf.md").read_text(encoding="utf-8")
+    assert "Report both" in (bindings / "anon_002.md").read_text(encoding="utf-8")
+
+
+def test_a_race_keeps_its_branches_in_the_run_s_process(tmp_path: Path) -> None:
+    text = 'let winner = parallel ("first"):\n  session "one way"\n  session "another"\n'
+    url, run_id, result = _run(tmp_path, text)
+    assert result.status == "success"  # type: ignore[attr-defined]
+    assert _items(url, run_id) == {}

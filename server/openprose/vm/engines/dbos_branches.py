@@ -1,11 +1,12 @@
-"""The dbos engine's fan-outs: every item of a ``parallel for`` or a ``pmap`` is a
-workflow (``openprose.branch``) on the queue ``openprose-branches``, which every worker
-(and the process running an attached run) executes, so that one run's items spread over
-all of them.
+"""The dbos engine's fan-outs: every item of a ``parallel for`` or a ``pmap``, and every
+branch of a ``parallel:`` block, is a workflow (``openprose.branch``) on the queue
+``openprose-branches``, which every worker (and the process running an attached run)
+executes, so that one run's items spread over all of them.
 
-- An item's workflow id is ``{run_id}/{step key}@{index}``: a run taken over by another
-  worker enqueues its items again under the same ids, which DBOS answers with the
-  workflows it has (finished, running, or still queued), never with second ones.
+- An item's workflow id is ``{run_id}/{step key}@{index}`` (a block's branch's:
+  ``{run_id}/{step key}{letter}``): a run taken over by another worker enqueues its items
+  again under the same ids, which DBOS answers with the workflows it has (finished,
+  running, or still queued), never with second ones.
 - The items are enqueued and awaited outside the run's workflow context, as top-level
   workflows: DBOS numbers a workflow's operations by the order it makes them, and a run's
   concurrent branches reach theirs in timing order, which a recovery need not repeat.
@@ -13,7 +14,8 @@ all of them.
 - An item's model exchanges go to the run's journal under the item's keys
   (vm/branches.py): an item whose worker died runs again elsewhere (DBOS's recovery, or
   ours for a dead executor) and is answered from the journal for every step it took.
-- The first item that fails cancels those not finished (fail-fast, as here).
+- The first item that fails cancels those not finished (fail-fast, as here); a block's
+  race (``first``, ``any``) cancels the branches it does not join.
 
 Imported only by the dbos engine.
 """
@@ -35,16 +37,20 @@ from openprose.vm.branches import (
     BranchTask,
     applied_before,
     apply,
+    block_task,
     mark_applied,
     run_task,
     tasks_for,
     why_local,
 )
 from openprose.vm.engines.base import RunSpec, build_backend
+from openprose.vm.interpreter import letter
 
 if TYPE_CHECKING:
+    from openprose.syntax import tree as t
     from openprose.vm.backends.base import Backend
     from openprose.vm.interpreter import Ctx, Interpreter, Stage
+    from openprose.vm.scope import Scope
     from openprose.vm.values import Value
 
 BRANCH_WORKFLOW = "openprose.branch"
@@ -170,11 +176,8 @@ class DbosBranches:
                     following = more.stop
                 for workflow in await _outside(_finished(list(waiting))):
                     i = waiting.pop(workflow.workflow_id)
-                    outcome = _outcome_of(workflow, i)
-                    task = tasks[i]
-                    replayed = applied_before(interpreter, task)
-                    results[i] = apply(interpreter, ctx, stages[i], outcome, replayed=replayed)
-                    mark_applied(interpreter, task)
+                    label = f"item {i + 1} of the fan-out"
+                    results[i] = _take(interpreter, ctx, stages[i], workflow, tasks[i], label)
                 if waiting:
                     await asyncio.sleep(POLL_SECONDS)
         finally:
@@ -183,6 +186,31 @@ class DbosBranches:
                 # wanted (a cancelled item stops at its next step).
                 await asyncio.shield(_outside(_cancel(list(waiting))))
         return results
+
+    async def branch(
+        self,
+        interpreter: Interpreter,
+        node: t.Parallel,
+        ctx: Ctx,
+        index: int,
+        own: Scope,
+        stage: Stage,
+    ) -> Value:
+        """One branch of a block, as a workflow; the block's own loop (races, fail-fast)
+        cancels it as it would a local branch, and the cancellation reaches the workflow."""
+        task = block_task(interpreter, node, ctx, index)
+        workflow_id = branch_id(self.run_id, task)
+        waiting = True
+        try:
+            await _outside(self._enqueue([task], [workflow_id]))
+            while not (found := await _outside(_finished([workflow_id]))):
+                await asyncio.sleep(POLL_SECONDS)
+            waiting = False
+            label = f"branch {letter(index)} of the parallel block"
+            return _take(interpreter, ctx, stage, found[0], task, label, own)
+        finally:
+            if waiting:
+                await asyncio.shield(_outside(_cancel([workflow_id])))
 
     async def _enqueue(self, tasks: list[BranchTask], ids: list[str]) -> None:
         from dbos import DBOS, SetWorkflowID
@@ -210,9 +238,24 @@ async def _cancel(ids: list[str]) -> None:
     await DBOS.cancel_workflows_async(ids)
 
 
-def _outcome_of(workflow: Any, index: int) -> BranchOutcome:
-    if workflow.status == "SUCCESS" and isinstance(workflow.output, BranchOutcome):
-        return workflow.output
+def _take(
+    interpreter: Interpreter,
+    ctx: Ctx,
+    stage: Stage,
+    workflow: Any,
+    task: BranchTask,
+    label: str,
+    own: Scope | None = None,
+) -> Value:
+    """A finished item's outcome applied to the run (``apply``), noted as applied even
+    when it is a failure, which a takeover must not narrate twice."""
     if workflow.status == "CANCELLED":
-        raise BackendFatal(f"item {index + 1} of the fan-out was cancelled")
-    raise BackendFatal(f"item {index + 1} of the fan-out failed in its worker: {workflow.error}")
+        raise BackendFatal(f"{label} was cancelled")
+    outcome = workflow.output
+    if workflow.status != "SUCCESS" or not isinstance(outcome, BranchOutcome):
+        raise BackendFatal(f"{label} failed in its worker: {workflow.error}")
+    replayed = applied_before(interpreter, task)
+    try:
+        return apply(interpreter, ctx, stage, outcome, replayed=replayed, own=own)
+    finally:
+        mark_applied(interpreter, task)
