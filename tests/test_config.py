@@ -19,6 +19,7 @@ from openprose.config import (
     RuleSelection,
     config_from_table,
     load_config,
+    parse_rate_limit,
 )
 from openprose.diagnostics import Severity
 from tests.fifos import finishes
@@ -125,7 +126,11 @@ def test_command_line_selection_keeps_every_other_setting() -> None:
             "extend-exclude": ["*.gen.prose"],
             "respect-gitignore": False,
             "force-exclude": True,
-            "run": {"windows": {"llama3.1": 32000}, "prices": {"llama3.1": [0.1, 0.2]}},
+            "run": {
+                "windows": {"llama3.1": 32000},
+                "prices": {"llama3.1": [0.1, 0.2]},
+                "rate-limits": {"openai": "10/30s"},
+            },
         },
     )
     narrowed = config.with_selection(RuleSelection(ignore=("W",)))
@@ -137,6 +142,7 @@ def test_command_line_selection_keeps_every_other_setting() -> None:
         "force_exclude",
         "windows",
         "prices",
+        "rate_limits",
         "path",
     ):
         assert getattr(narrowed, name) == getattr(config, name), name
@@ -448,3 +454,39 @@ def test_cli_standard_input_uses_the_current_directory(tmp_path: Path) -> None:
     write(tmp_path / "pyproject.toml", '[tool.openprose]\nselect = ["E019"]\n')
     result = prose("check", "--format", "json", "-", cwd=tmp_path, stdin=PROGRAM)
     assert [item["code"] for item in json.loads(result.stdout)] == ["E019"]
+
+
+# --------------------------------------------------------------------------- rate limits
+
+
+@pytest.mark.parametrize(
+    ("text", "limit"),
+    [
+        ("50/min", (50, 60.0)),
+        ("10/30s", (10, 30.0)),
+        ("3000/h", (3000, 3600.0)),
+        ("5/s", (5, 1.0)),
+        (" 7 / 2.5s ", (7, 2.5)),
+        ("off", None),
+    ],
+)
+def test_a_rate_limit_is_starts_per_period(text: str, limit: tuple[int, float] | None) -> None:
+    assert parse_rate_limit(text) == limit
+
+
+@pytest.mark.parametrize("text", ["0/min", "5/0s", "5/", "5/day", "fast", ""])
+def test_a_rate_limit_that_is_not_one_says_what_one_is(text: str) -> None:
+    with pytest.raises(ValueError, match="rate limit"):
+        parse_rate_limit(text)
+
+
+def test_rate_limits_are_by_model_backend() -> None:
+    config = config_from_table(
+        "prose.toml", {"run": {"rate-limits": {"anthropic": "50/min", "offline": "off"}}}
+    )
+    assert config.rate_limits == {"anthropic": (50, 60.0), "offline": None}
+    assert Config().rate_limits == {}
+    with pytest.raises(ConfigError, match="unknown backend 'gemini'"):
+        config_from_table("prose.toml", {"run": {"rate-limits": {"gemini": "5/s"}}})
+    with pytest.raises(ConfigError, match=r"run.rate-limits.openai`: a rate limit is"):
+        config_from_table("prose.toml", {"run": {"rate-limits": {"openai": 5}}})

@@ -19,6 +19,8 @@ The format follows ruff's rule selection, kept small (README, "Configuration")::
     # run.windows = { "llama3.1" = 32000 }: context windows by model id (docs/context.md)
     # run.prices = { "llama3.1" = [0.1, 0.2] }: dollars per million tokens in, out[, cache
     #   read[, cache write]] (docs/run.md)
+    # run.rate-limits = { anthropic = "50/min" }: with the dbos engine, fan-out items of a
+    #   provider's runs started per period, across all workers (docs/scale.md)
 
 A prefix is a code's leading characters (``W``, ``W0``, ``E04``). For each code the most
 specific selector decides (an exact code beats ``E04``, which beats ``E``; on a tie ``ignore``
@@ -59,8 +61,9 @@ KEYS = (
     "force-exclude",
     "run",
 )
-RUN_KEYS = ("model-map", "allow-remote", "state", "engine", "windows", "prices")
+RUN_KEYS = ("model-map", "allow-remote", "state", "engine", "windows", "prices", "rate-limits")
 ENGINES = ("local", "dbos")  # prose run --engine, run.engine (vm/engines/)
+MODEL_BACKENDS = ("offline", "replay", "anthropic", "openai", "claude-code")  # --backend
 STATE_BACKENDS = ("filesystem", "sqlite", "postgres", "in-context")
 SEVERITIES = {s.label: s for s in sorted(Severity)}  # error, warning, information, hint
 
@@ -132,6 +135,8 @@ class Config:
     respect_gitignore: bool = True
     force_exclude: bool = False
     engine: str | None = None  # prose run: local or dbos (None: local)
+    # The dbos engine: a provider's fan-out items started per period (a parse_rate_limit)
+    rate_limits: Mapping[str, RateLimit | None] = dataclasses.field(default_factory=dict)
     enabled: frozenset[str] = dataclasses.field(init=False)
     severities: Mapping[str, Severity] = dataclasses.field(init=False)
 
@@ -267,7 +272,48 @@ def config_from_table(source: str, table: Mapping[str, Any]) -> Config:
         respect_gitignore=_parse_flag(source, "respect-gitignore", table, default=True),
         force_exclude=_parse_flag(source, "force-exclude", table, default=False),
         engine=engine,
+        rate_limits=_parse_rate_limits(source, run.get("rate-limits", {})),
     )
+
+
+RateLimit = tuple[int, float]  # at most so many starts in any window of so many seconds
+_PERIODS = {"s": 1.0, "sec": 1.0, "min": 60.0, "h": 3600.0}
+_RATE = re.compile(r"\s*(\d+)\s*/\s*(\d+(?:\.\d+)?)?\s*(s|sec|min|h)\s*")
+RATE_LIMIT_FORM = '"N/s", "N/min", "N/h" or "N/30s" (N starts per period), or "off"'
+
+
+def parse_rate_limit(text: str) -> RateLimit | None:
+    """``"50/min"``, ``"10/30s"``, ``"3000/h"``: (starts, seconds); ``"off"``: None (no
+    limit).  ValueError for anything else."""
+    if text.strip() == "off":
+        return None
+    match = _RATE.fullmatch(text)
+    if match is None:
+        raise ValueError(f"a rate limit is {RATE_LIMIT_FORM}, not {text!r}")
+    count, multiple, unit = match.groups()
+    period = float(multiple or 1) * _PERIODS[unit]
+    if int(count) < 1 or period <= 0:
+        raise ValueError(f"a rate limit needs at least 1 start in a period over 0 s: {text!r}")
+    return int(count), period
+
+
+def _parse_rate_limits(source: str, table: object) -> dict[str, RateLimit | None]:
+    """``run.rate-limits``: each model backend's limit, as ``parse_rate_limit`` reads it."""
+    if not isinstance(table, dict):
+        raise ConfigError(source, "`run.rate-limits` must map backends to rate limits")
+    limits: dict[str, RateLimit | None] = {}
+    for backend, text in table.items():
+        if backend not in MODEL_BACKENDS:
+            raise ConfigError(
+                source,
+                f"`run.rate-limits`: unknown backend {backend!r} "
+                f"(known: {', '.join(MODEL_BACKENDS)})",
+            )
+        try:
+            limits[backend] = parse_rate_limit(text if isinstance(text, str) else "")
+        except ValueError as error:
+            raise ConfigError(source, f"`run.rate-limits.{backend}`: {error}") from None
+    return limits
 
 
 def _parse_globs(source: str, key: str, value: object) -> tuple[str, ...]:

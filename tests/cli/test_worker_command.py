@@ -224,6 +224,8 @@ def test_an_attached_dbos_run_reports_as_a_local_one_does(prose: Any, tmp_path: 
         (("run", "main.prose", "--engine", "dbos", "--state", "in-context"), "in-context"),
         (("run", "main.prose", "--engine", "dbos", "--resume", "x"), "--resume is for runs"),
         (("worker", "--concurrency", "0"), "--concurrency must be at least 1"),
+        (("worker", "--rate-limit", "gemini=5/s"), "is not BACKEND=LIMIT with BACKEND one of"),
+        (("worker", "--rate-limit", "offline=5/day"), 'a rate limit is "N/s"'),
         (("runs", "send", "r1", "angle"), "expected NAME=VALUE"),
         (("runs", "cancel", "r1"), "no run of the dbos engine"),
     ],

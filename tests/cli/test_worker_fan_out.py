@@ -227,3 +227,34 @@ def test_a_parallel_block_s_branches_survive_the_restart_of_their_worker(
     assert done.returncode == 0, done.stderr
     local_dir = here / ".prose" / "runs" / json.loads(done.stdout)["run_id"]
     assert _bindings(run_dir) == _bindings(local_dir)  # 37 bindings, named alike
+
+
+def test_a_worker_s_rate_limit_paces_the_items_of_its_backend_s_runs(
+    prose: Any,
+    tmp_path: Path,
+    workers: Callable[..., subprocess.Popen[str]],  # noqa: F811
+) -> None:
+    from openprose.vm.engines import dbos_engine as engine
+
+    # The project's limit, overridden by the worker's option.
+    (tmp_path / "prose.toml").write_text('[run]\nrate-limits = { offline = "100/s" }\n')
+    text = (
+        "let out = parallel for x in [" + ", ".join(f'"{n}"' for n in range(18)) + "]:\n"
+        '  session "Study item #{x}#"\n'
+    )
+    run_id = _detach(prose, tmp_path, text, "--concurrency", "18")
+    workers(*WORKER_ARGS, "--rate-limit", "offline=6/s")
+    _wait_for((tmp_path / ".prose" / "runs" / run_id).is_dir)
+    _wait_for(lambda: _show(prose, run_id)["status"] == "completed", 120)
+    assert "items of offline runs: 6 per 1 s, across all workers" in _log(tmp_path, 0)
+    out = _out(_show(prose, run_id))
+    assert [re.findall(r"#(\d+)#", answer) for answer in out] == [[str(n)] for n in range(18)]
+
+    with engine.client(f"sqlite:///{tmp_path / '.prose' / 'dbos.sqlite'}") as client:
+        rows = client.list_workflows(name="openprose.branch", load_input=False)
+    assert {w.queue_name for w in rows} == {"openprose-branches-offline"}
+    starts = sorted(w.dequeued_at for w in rows)
+    assert len(starts) == 18
+    # Never more than 6 in a rolling second: 18 items start over 2 s at least.
+    assert all(sum(s <= t < s + 1000 for t in starts) <= 6 for s in starts), starts
+    assert starts[-1] - starts[0] >= 2000, starts

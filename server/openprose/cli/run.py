@@ -12,7 +12,7 @@ from typing import Any, TextIO
 
 from openprose.cli.render import Style, format_human, format_summary, source_lines, wants_colour
 from openprose.cli.sources import SourceError, add_size_option, discover, read_source
-from openprose.config import ENGINES
+from openprose.config import ENGINES, MODEL_BACKENDS
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # the program has errors, or failed while running
@@ -138,7 +138,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--backend",
-        choices=("offline", "replay", "anthropic", "openai", "claude-code"),
+        choices=MODEL_BACKENDS,
         default="offline",
         help="who answers the model exchanges (default offline; replay needs --replay FILE; "
         "anthropic, openai and claude-code need a key, docs/run.md)",
@@ -375,7 +375,8 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     )
     try:
         if engine == "dbos":
-            result = _run_on_dbos(args, spec, attachment, stdout, stderr)
+            limits = dict(config.rate_limits) if config is not None else {}
+            result = _run_on_dbos(args, spec, attachment, limits, stdout, stderr)
             if result is None:  # detached
                 return EXIT_OK
         else:
@@ -474,10 +475,16 @@ def _dbos_usable(args: argparse.Namespace, state: str, fetched: Any) -> None:
 
 
 def _run_on_dbos(
-    args: argparse.Namespace, spec: Any, attachment: Any, stdout: TextIO, stderr: TextIO
+    args: argparse.Namespace,
+    spec: Any,
+    attachment: Any,
+    rate_limits: dict[str, Any],
+    stdout: TextIO,
+    stderr: TextIO,
 ) -> Any:
     """The run as a DBOS workflow: executed here and waited for, or (``--detach``) put on
-    the queue; None then, its id printed."""
+    the queue; None then, its id printed.  ``rate_limits`` (``run.rate-limits``) are set
+    for the providers no worker has set one for."""
     import asyncio
 
     from openprose.vm.engines.dbos_engine import (
@@ -493,7 +500,7 @@ def _run_on_dbos(
         url = system_database_url(spec.state, Path(spec.runs_root))
     except StateError as error:
         raise UsageError(f"{spec.state} state: {error}") from None
-    executor = DbosExecutor(url)
+    executor = DbosExecutor(url, rate_limits)
     run_id = new_run_id()
     try:
         if args.detach:

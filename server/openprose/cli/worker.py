@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import TextIO
 
-from openprose.config import STATE_BACKENDS
+from openprose.config import MODEL_BACKENDS, STATE_BACKENDS, RateLimit, parse_rate_limit
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -28,14 +28,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=DEFAULT_BRANCH_CONCURRENCY,
         metavar="N",
-        help="items of parallel for and pmap fan-outs, of any run, this worker executes at "
-        f"once (default {DEFAULT_BRANCH_CONCURRENCY})",
+        help="items of fan-outs (parallel for, pmap, parallel blocks), of any run, this "
+        f"worker executes at once (default {DEFAULT_BRANCH_CONCURRENCY})",
+    )
+    parser.add_argument(
+        "--rate-limit",
+        action="append",
+        default=[],
+        metavar="BACKEND=LIMIT",
+        help="at most LIMIT fan-out items of BACKEND's runs start, across all workers: "
+        "anthropic=50/min, openai=10/30s, anthropic=off (repeatable; over run.rate-limits)",
     )
     parser.add_argument(
         "--queues",
         metavar="NAME[,NAME...]",
-        help="the queues to take work from (default: openprose-runs,openprose-branches: "
-        "runs and the items of their fan-outs)",
+        help="the queues to take work from (default: openprose-runs, openprose-branches and "
+        "each backend's openprose-branches-BACKEND: runs and the items of their fan-outs)",
     )
     parser.add_argument(
         "--state",
@@ -64,7 +72,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
     from openprose.cli.runs import runs_root
     from openprose.config import ConfigError, ConfigFinder
-    from openprose.vm.engines.dbos_branches import BRANCHES_QUEUE
+    from openprose.vm.engines.dbos_branches import BRANCH_QUEUES
     from openprose.vm.engines.dbos_engine import (
         RUNS_QUEUE,
         EngineError,
@@ -88,13 +96,14 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         config = ConfigFinder().for_directory(str(Path.cwd()))
         state = args.state or (config.state if config is not None else None) or "filesystem"
         url = system_database_url(state, runs_root(args))
+        limits = {**(config.rate_limits if config is not None else {}), **_rate_limits(args)}
     except (EngineError, ConfigError, StateError) as error:
         print(f"prose: error: {error}", file=stderr)
         return EXIT_USAGE
     queues = (
         [q.strip() for q in args.queues.split(",") if q.strip()]
         if args.queues
-        else [RUNS_QUEUE, BRANCHES_QUEUE]
+        else [RUNS_QUEUE, *BRANCH_QUEUES]
     )
     executor_id = args.executor_id or this_executor()
 
@@ -116,10 +125,18 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             file=stderr,
             flush=True,
         )
+        for backend, limit in sorted(limits.items()):
+            described = "no limit" if limit is None else f"{limit[0]} per {limit[1]:g} s"
+            print(
+                f"prose: items of {backend} runs: {described}, across all workers",
+                file=stderr,
+                flush=True,
+            )
         await work(
             url,
             concurrency=args.concurrency,
             branch_concurrency=args.branch_concurrency,
+            rate_limits=limits,
             queues=queues,
             stop=stop,
             executor_id=executor_id,
@@ -133,3 +150,23 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         return EXIT_USAGE
     print(f"prose: worker {executor_id} stopped", file=stderr)
     return EXIT_OK
+
+
+def _rate_limits(args: argparse.Namespace) -> dict[str, RateLimit | None]:
+    """``--rate-limit BACKEND=LIMIT`` options; a ConfigError names the one at fault."""
+    from openprose.config import ConfigError
+
+    limits: dict[str, RateLimit | None] = {}
+    for option in args.rate_limit:
+        backend, equals, text = option.partition("=")
+        backend = backend.strip()
+        if not equals or backend not in MODEL_BACKENDS:
+            raise ConfigError(
+                "--rate-limit",
+                f"{option!r} is not BACKEND=LIMIT with BACKEND one of {', '.join(MODEL_BACKENDS)}",
+            )
+        try:
+            limits[backend] = parse_rate_limit(text)
+        except ValueError as error:
+            raise ConfigError("--rate-limit", str(error)) from None
+    return limits

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 from openprose.vm.engines import dbos_branches as branches
 from openprose.vm.engines import dbos_engine as engine
@@ -24,7 +25,12 @@ FAN_OUT = (
 )
 
 
-def _run(tmp_path: Path, text: str, options: Options | None = None) -> tuple[str, str, object]:
+def _run(
+    tmp_path: Path,
+    text: str,
+    options: Options | None = None,
+    rate_limits: dict[str, tuple[int, float] | None] | None = None,
+) -> tuple[str, str, object]:
     main = tmp_path / "main.prose"
     main.write_text(text, encoding="utf-8")
     spec = RunSpec(
@@ -35,7 +41,8 @@ def _run(tmp_path: Path, text: str, options: Options | None = None) -> tuple[str
     )
     url = engine.system_database_url(spec.state, Path(spec.runs_root), environ={})
     run_id = new_run_id()
-    result = asyncio.run(engine.DbosExecutor(url).run(spec, run_id, Attachment()))
+    executor = engine.DbosExecutor(url, rate_limits)
+    result = asyncio.run(executor.run(spec, run_id, Attachment()))
     return url, run_id, result
 
 
@@ -142,3 +149,30 @@ def test_a_race_keeps_its_branches_in_the_run_s_process(tmp_path: Path) -> None:
     url, run_id, result = _run(tmp_path, text)
     assert result.status == "success"  # type: ignore[attr-defined]
     assert _items(url, run_id) == {}
+
+
+def _item_rows(url: str, run_id: str) -> list[Any]:
+    with engine.client(url) as client:
+        found = client.list_workflows(name=branches.BRANCH_WORKFLOW, load_input=False)
+    return [w for w in found if w.workflow_id.startswith(run_id + "/")]
+
+
+def test_without_a_rate_limit_items_share_the_branches_queue(tmp_path: Path) -> None:
+    url, run_id, _result = _run(tmp_path, FAN_OUT)
+    assert {w.queue_name for w in _item_rows(url, run_id)} == {"openprose-branches"}
+
+
+def test_a_provider_s_rate_limit_is_its_items_queue_s_limiter(tmp_path: Path) -> None:
+    pile = ", ".join(f'"{n}"' for n in range(12))
+    text = f'let out = parallel for x in [{pile}]:\n  session "Study {{x}}"\n'
+    options = Options(jitter=False, concurrency=12)
+    url, run_id, result = _run(tmp_path, text, options, rate_limits={"offline": (4, 1.0)})
+    assert result.status == "success"  # type: ignore[attr-defined]
+    rows = _item_rows(url, run_id)
+    assert {w.queue_name for w in rows} == {"openprose-branches-offline"}
+    starts = sorted(w.dequeued_at for w in rows)
+    assert len(starts) == 12 and None not in starts
+    # DBOS's limiter: never more than 4 starts in any rolling second, so the twelve
+    # instant items took at least two seconds to start, where they would start at once.
+    assert all(sum(s <= t < s + 1000 for t in starts) <= 4 for s in starts), starts
+    assert starts[-1] - starts[0] >= 2000, starts

@@ -30,6 +30,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from openprose.config import MODEL_BACKENDS
 from openprose.vm.backends.base import BackendFatal
 from openprose.vm.branches import (
     BranchOutcome,
@@ -55,6 +56,15 @@ if TYPE_CHECKING:
 
 BRANCH_WORKFLOW = "openprose.branch"
 BRANCHES_QUEUE = "openprose-branches"
+
+
+def provider_queue(backend: str) -> str:
+    """The queue of the items of runs of ``backend`` once a rate limit is set for it
+    (``register_rate_limits``); until then they share ``BRANCHES_QUEUE``."""
+    return f"{BRANCHES_QUEUE}-{backend}"
+
+
+BRANCH_QUEUES = (BRANCHES_QUEUE, *(provider_queue(b) for b in MODEL_BACKENDS))
 DEFAULT_BRANCH_CONCURRENCY = 16  # items a worker executes at once
 POLL_SECONDS = 0.05  # how often a run asks which of its items have finished
 _FINISHED = ["SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"]
@@ -161,6 +171,7 @@ class DbosBranches:
         stages: list[Stage],
     ) -> list[Value]:
         tasks = tasks_for(interpreter, node, ctx, items)
+        queue = await _outside(self._queue())
         ids = [branch_id(self.run_id, task) for task in tasks]
         # At most `concurrency` items of the run in flight, wherever they run, as here.
         window = max(1, interpreter.options.concurrency)
@@ -171,7 +182,9 @@ class DbosBranches:
             while waiting or following < len(items):
                 if len(waiting) < window and following < len(items):
                     more = range(following, min(len(items), following + window - len(waiting)))
-                    await _outside(self._enqueue([tasks[i] for i in more], [ids[i] for i in more]))
+                    await _outside(
+                        self._enqueue(queue, [tasks[i] for i in more], [ids[i] for i in more])
+                    )
                     waiting.update((ids[i], i) for i in more)
                     following = more.stop
                 for workflow in await _outside(_finished(list(waiting))):
@@ -202,7 +215,7 @@ class DbosBranches:
         workflow_id = branch_id(self.run_id, task)
         waiting = True
         try:
-            await _outside(self._enqueue([task], [workflow_id]))
+            await _outside(self._enqueue(await _outside(self._queue()), [task], [workflow_id]))
             while not (found := await _outside(_finished([workflow_id]))):
                 await asyncio.sleep(POLL_SECONDS)
             waiting = False
@@ -212,15 +225,22 @@ class DbosBranches:
             if waiting:
                 await asyncio.shield(_outside(_cancel([workflow_id])))
 
-    async def _enqueue(self, tasks: list[BranchTask], ids: list[str]) -> None:
+    async def _queue(self) -> str:
+        """The provider's queue when a rate limit was set for it, else the shared one
+        (asked at each fan-out: a limit set during a long run applies to what follows)."""
+        from dbos import DBOS
+
+        own = provider_queue(self.spec.backend)
+        queues = await DBOS.list_queues_async()
+        return own if any(q.name == own for q in queues) else BRANCHES_QUEUE
+
+    async def _enqueue(self, queue: str, tasks: list[BranchTask], ids: list[str]) -> None:
         from dbos import DBOS, SetWorkflowID
 
         workflow = branch_workflow()
         for task, workflow_id in zip(tasks, ids, strict=True):
             with SetWorkflowID(workflow_id):
-                await DBOS.enqueue_workflow_async(
-                    BRANCHES_QUEUE, workflow, self.spec, self.run_id, task
-                )
+                await DBOS.enqueue_workflow_async(queue, workflow, self.spec, self.run_id, task)
 
 
 async def _finished(ids: list[str]) -> list[Any]:

@@ -43,15 +43,18 @@ from typing import TYPE_CHECKING, Any
 
 from openprose.vm.engines.base import Attachment, RunSpec
 from openprose.vm.engines.dbos_branches import (
+    BRANCH_QUEUES,
     BRANCH_WORKFLOW,
     BRANCHES_QUEUE,
     DEFAULT_BRANCH_CONCURRENCY,
     LENT_BACKENDS,
     DbosBranches,
     branch_workflow,
+    provider_queue,
 )
 
 if TYPE_CHECKING:
+    from openprose.config import RateLimit
     from openprose.vm.interpreter import RunResult
 
 APP_NAME = "openprose"
@@ -356,7 +359,9 @@ async def recover_dead_executors() -> list[str]:
         executor = workflow.executor_id
         if executor is None or executor_alive(executor, beats):
             continue
-        queue = BRANCHES_QUEUE if workflow.name == BRANCH_WORKFLOW else RUNS_QUEUE
+        queue = workflow.queue_name or (
+            BRANCHES_QUEUE if workflow.name == BRANCH_WORKFLOW else RUNS_QUEUE
+        )
         if await asyncio.to_thread(_reenqueue, workflow.workflow_id, executor, queue):
             recovered.append(workflow.workflow_id)
     return recovered
@@ -374,8 +379,9 @@ async def work(
     url: str,
     *,
     concurrency: int,
-    queues: Sequence[str] = (RUNS_QUEUE, BRANCHES_QUEUE),
+    queues: Sequence[str] = (RUNS_QUEUE, *BRANCH_QUEUES),
     branch_concurrency: int = DEFAULT_BRANCH_CONCURRENCY,
+    rate_limits: Mapping[str, RateLimit | None] | None = None,
     stop: asyncio.Event,
     executor_id: str | None = None,
     on_recovered: Any = None,
@@ -392,6 +398,7 @@ async def work(
             on_conflict="always_update",
         )
         await _register_branches(branch_concurrency, "always_update")
+        await register_rate_limits(rate_limits or {}, branch_concurrency, "always_update")
         while not stop.is_set():
             recovered = await recover_dead_executors()
             if recovered and on_recovered is not None:
@@ -415,12 +422,32 @@ async def _register_branches(concurrency: int, on_conflict: Any) -> None:
     )
 
 
+async def register_rate_limits(
+    limits: Mapping[str, RateLimit | None], concurrency: int, on_conflict: Any
+) -> None:
+    """Each provider's limit (``run.rate-limits``, ``prose worker --rate-limit``) as its
+    own items' queue's limiter, which DBOS enforces across every worker: at most so many
+    items of that provider's runs start in any window of the period.  ``None`` ("off")
+    leaves the queue without a limit."""
+    from dbos import DBOS
+
+    for backend, limit in limits.items():
+        await DBOS.register_queue_async(
+            provider_queue(backend),
+            worker_concurrency=concurrency,
+            limiter=None if limit is None else {"limit": limit[0], "period": limit[1]},
+            polling_interval_sec=BRANCH_POLL_SECONDS,
+            on_conflict=on_conflict,
+        )
+
+
 class DbosExecutor:
     name = "dbos"
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, rate_limits: Mapping[str, RateLimit | None] | None = None) -> None:
         require_dbos()
         self.url = url
+        self.rate_limits = dict(rate_limits or {})  # the run's configuration's
 
     async def run(self, spec: RunSpec, run_id: str, attachment: Attachment) -> RunResult:
         """Execute the run here (this process is its executor; if it dies, a worker takes
@@ -429,12 +456,13 @@ class DbosExecutor:
 
         # It executes its own run's items too (and any other run's: the queue is shared),
         # beside the workers.
-        launch(self.url, this_executor(), [BRANCHES_QUEUE])
+        launch(self.url, this_executor(), list(BRANCH_QUEUES))
         _ATTACHED[run_id] = attachment
         if attachment.backend is not None:
             LENT_BACKENDS[run_id] = attachment.backend
         try:
             await _register_branches(DEFAULT_BRANCH_CONCURRENCY, "never_update")
+            await register_rate_limits(self.rate_limits, DEFAULT_BRANCH_CONCURRENCY, "never_update")
             with SetWorkflowID(run_id):
                 handle = await DBOS.start_workflow_async(_workflow(), spec)
             result: RunResult = await handle.get_result()
