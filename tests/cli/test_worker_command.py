@@ -318,3 +318,36 @@ def test_listing_postgres_runs_leaves_a_database_dbos_never_used_as_it_was(
     with psycopg.connect(postgres_db_url) as connection:
         schemas = {row[0] for row in connection.execute("SELECT nspname FROM pg_namespace")}
     assert "dbos" not in schemas
+
+
+def _console_spans(text: str) -> list[dict[str, Any]]:
+    """The spans the console exporter printed (one JSON object after another)."""
+    decoder = json.JSONDecoder()
+    spans = []
+    index = text.find("{\n")
+    while index != -1:
+        span, end = decoder.raw_decode(text, index)
+        if isinstance(span, dict) and "context" in span:
+            spans.append(span)
+        index = text.find("{\n", end)
+    return spans
+
+
+def test_a_worker_with_otel_traces_its_runs_and_their_items(
+    prose: Any, tmp_path: Path, workers: Callable[..., subprocess.Popen[str]]
+) -> None:
+    require("opentelemetry.sdk", "pip install 'openprose[otel]'")
+    text = 'let out = parallel for x in ["a", "b", "c"]:\n  session "Study {x}"\n'
+    run_id = _detach(prose, tmp_path, text)
+    worker = workers("--otel", OTEL_TRACES_EXPORTER="console", OTEL_METRICS_EXPORTER="none")
+    _wait_for(lambda: _status(prose, run_id) == "completed")
+    worker.send_signal(signal.SIGTERM)  # its telemetry exports what is left as it ends
+    worker.wait(30)
+    spans = _console_spans(_log(tmp_path, 0))
+    [workflow] = [s for s in spans if s["name"] == "invoke_workflow main.prose"]
+    assert workflow["attributes"]["openprose.run_id"] == run_id
+    items = [s for s in spans if s["name"].startswith("invoke_agent")]
+    assert len(items) == 3  # each item's session, executed as an item's workflow
+    for span in items:
+        assert span["context"]["trace_id"] == workflow["context"]["trace_id"]
+        assert span["parent_id"] == workflow["context"]["span_id"]

@@ -58,6 +58,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the runs root whose system database to serve (default: .prose/runs here)",
     )
     parser.add_argument(
+        "--otel",
+        action="store_true",
+        help="send OpenTelemetry traces and metrics of the runs and items this worker "
+        "executes where the OTEL_* variables say (needs the otel extra; docs/scale.md)",
+    )
+    parser.add_argument(
         "--id",
         dest="executor_id",
         metavar="ID",
@@ -83,6 +89,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         work,
     )
     from openprose.vm.state import StateError
+    from openprose.vm.telemetry import TelemetryError, from_environment
 
     for flag, value in (
         ("--concurrency", args.concurrency),
@@ -97,7 +104,9 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         state = args.state or (config.state if config is not None else None) or "filesystem"
         url = system_database_url(state, runs_root(args))
         limits = {**(config.rate_limits if config is not None else {}), **_rate_limits(args)}
-    except (EngineError, ConfigError, StateError) as error:
+        # As prose run: OTEL_* variables that ask for traces turn them on without --otel.
+        telemetry = from_environment(force=args.otel)
+    except (EngineError, ConfigError, StateError, TelemetryError) as error:
         print(f"prose: error: {error}", file=stderr)
         return EXIT_USAGE
     queues = (
@@ -141,6 +150,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             stop=stop,
             executor_id=executor_id,
             on_recovered=recovered,
+            telemetry=telemetry,
         )
 
     try:
@@ -148,6 +158,9 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     except EngineError as error:
         print(f"prose: error: {error}", file=stderr)
         return EXIT_USAGE
+    finally:
+        if telemetry is not None:
+            telemetry.shutdown()  # exports what is left before the process ends
     print(f"prose: worker {executor_id} stopped", file=stderr)
     return EXIT_OK
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from openprose.syntax import tree as t
 from openprose.vm import events as ev
@@ -27,6 +27,9 @@ from openprose.vm.engines.base import RunSpec
 from openprose.vm.interpreter import Ctx, Interpreter, Pending, Stage, letter, persistence
 from openprose.vm.scope import Frame, Scope
 from openprose.vm.values import ProseError, Value
+
+if TYPE_CHECKING:
+    from openprose.vm.telemetry import Telemetry
 
 # States whose journal another process can open while the run holds it.
 SHARED_JOURNALS = ("filesystem", "sqlite", "postgres")
@@ -58,6 +61,9 @@ class BranchTask:
     program_name: str
     error: tuple[str, str, str] | None = None  # the error a `catch` around it handles
     block: bool = False  # a branch of a `parallel:` block (``item`` is unused)
+    # The run's trace context where it fanned out (W3C trace context headers), so that a
+    # traced item's calls are children of its run's span in whichever process.
+    trace: dict[str, str] = field(default_factory=dict)
 
     @property
     def branch_key(self) -> str:
@@ -177,17 +183,30 @@ def chain_for(ctx: Ctx, names: frozenset[str]) -> tuple[Link, ...]:
 
 
 def tasks_for(
-    interpreter: Interpreter, host: t.ForEach | t.PipeStage, ctx: Ctx, items: list[Value]
+    interpreter: Interpreter,
+    host: t.ForEach | t.PipeStage,
+    ctx: Ctx,
+    items: list[Value],
+    trace: dict[str, str] | None = None,
 ) -> list[BranchTask]:
     """One task per item of the fan-out at ``host``."""
     chain = chain_for(ctx, names_read(interpreter, host))
-    return [task_for(interpreter, host, ctx, i, item, chain) for i, item in enumerate(items)]
+    return [
+        task_for(interpreter, host, ctx, i, item, chain, trace=trace)
+        for i, item in enumerate(items)
+    ]
 
 
-def block_task(interpreter: Interpreter, host: t.Parallel, ctx: Ctx, index: int) -> BranchTask:
+def block_task(
+    interpreter: Interpreter,
+    host: t.Parallel,
+    ctx: Ctx,
+    index: int,
+    trace: dict[str, str] | None = None,
+) -> BranchTask:
     """The task of branch ``index`` of the block at ``host``."""
     chain = chain_for(ctx, names_read(interpreter, host))
-    return task_for(interpreter, host, ctx, index, None, chain, block=True)
+    return task_for(interpreter, host, ctx, index, None, chain, block=True, trace=trace)
 
 
 def task_for(
@@ -199,6 +218,7 @@ def task_for(
     chain: tuple[Link, ...],
     *,
     block: bool = False,
+    trace: dict[str, str] | None = None,
 ) -> BranchTask:
     error = ctx.error
     return BranchTask(
@@ -213,6 +233,7 @@ def task_for(
         program_name=interpreter.program_name,
         error=(error.message, error.statement, error.kind) if error is not None else None,
         block=block,
+        trace=dict(trace or {}),
     )
 
 
@@ -314,9 +335,11 @@ async def run_task(
     *,
     program_path: Path | None = None,
     project_root: Path | None = None,
+    telemetry: Telemetry | None = None,
 ) -> BranchOutcome:
     """Run one item of a fan-out, here, as the run would have; the run's journal answers
-    every step it holds, and ``backend`` the rest."""
+    every step it holds, and ``backend`` the rest.  ``telemetry`` traces its calls as the
+    run's own are (wrapping the journal: a replayed step is a span too, marked so)."""
     from openprose.vm.backends.base import bind_run
     from openprose.vm.backends.replay import JournalBackend
     from openprose.vm.interpreter import Options
@@ -327,9 +350,12 @@ async def run_task(
         outcome.live = True
 
     bind_run(backend, store.run_id)
+    model: Backend = JournalBackend(backend, store.journal, live)
+    if telemetry is not None:
+        model = telemetry.backend(model)
     interpreter = Interpreter(
         module,
-        JournalBackend(backend, store.journal, live),
+        model,
         program_path=program_path,
         program_name=task.program_name,
         store=store,  # type: ignore[arg-type]  # the part of a RunStore an item uses

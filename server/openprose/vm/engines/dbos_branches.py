@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from openprose.vm.backends.base import Backend
     from openprose.vm.interpreter import Ctx, Interpreter, Stage
     from openprose.vm.scope import Scope
+    from openprose.vm.telemetry import Telemetry
     from openprose.vm.values import Value
 
 BRANCH_WORKFLOW = "openprose.branch"
@@ -73,6 +74,9 @@ T = TypeVar("T")
 # The backends that attached runs lend to their items executed in their own process (a
 # recording wrapper, a test's fake), by run id; an item executed elsewhere makes its own.
 LENT_BACKENDS: dict[str, Backend] = {}
+# This process's telemetry (`prose worker --otel`, an attached run's `--otel`): the items it
+# executes trace their calls with it, under their run's span.  One at most.
+ITEM_TELEMETRY: list[Telemetry] = []
 _registered: list[Any] = []
 
 
@@ -111,6 +115,8 @@ async def execute_branch(spec: RunSpec, run_id: str, task: BranchTask) -> Branch
     journal = await asyncio.to_thread(catalog.branch_journal, run_id, task.branch_key)
     store = BranchStore(journal, run_id, spec.state)
     backend = LENT_BACKENDS.get(run_id) or build_backend(spec)
+    telemetry = ITEM_TELEMETRY[0] if ITEM_TELEMETRY else None
+    detach = _attach_trace(task.trace) if telemetry is not None else None
     try:
         return await run_task(
             task,
@@ -119,9 +125,32 @@ async def execute_branch(spec: RunSpec, run_id: str, task: BranchTask) -> Branch
             store,
             program_path=spec.program_path,
             project_root=project_root,
+            telemetry=telemetry,
         )
     finally:
+        if detach is not None:
+            detach()
         store.close()
+
+
+def trace_context() -> dict[str, str]:
+    """The current trace context as W3C headers ({} without OpenTelemetry, or no span)."""
+    try:
+        from opentelemetry import propagate
+    except ImportError:
+        return {}
+    carrier: dict[str, str] = {}
+    propagate.inject(carrier)
+    return carrier
+
+
+def _attach_trace(carrier: dict[str, str]) -> Any:
+    """Make the run's trace context (``trace_context`` where it fanned out) current; returns
+    what undoes it."""
+    from opentelemetry import context, propagate
+
+    token = context.attach(propagate.extract(carrier))
+    return lambda: context.detach(token)
 
 
 _programs: dict[str, str] = {}
@@ -170,7 +199,7 @@ class DbosBranches:
         items: list[Value],
         stages: list[Stage],
     ) -> list[Value]:
-        tasks = tasks_for(interpreter, node, ctx, items)
+        tasks = tasks_for(interpreter, node, ctx, items, trace_context())
         queue = await _outside(self._queue())
         ids = [branch_id(self.run_id, task) for task in tasks]
         # At most `concurrency` items of the run in flight, wherever they run, as here.
@@ -211,7 +240,7 @@ class DbosBranches:
     ) -> Value:
         """One branch of a block, as a workflow; the block's own loop (races, fail-fast)
         cancels it as it would a local branch, and the cancellation reaches the workflow."""
-        task = block_task(interpreter, node, ctx, index)
+        task = block_task(interpreter, node, ctx, index, trace_context())
         workflow_id = branch_id(self.run_id, task)
         waiting = True
         try:

@@ -47,6 +47,7 @@ from openprose.vm.engines.dbos_branches import (
     BRANCH_WORKFLOW,
     BRANCHES_QUEUE,
     DEFAULT_BRANCH_CONCURRENCY,
+    ITEM_TELEMETRY,
     LENT_BACKENDS,
     DbosBranches,
     branch_workflow,
@@ -56,6 +57,7 @@ from openprose.vm.engines.dbos_branches import (
 if TYPE_CHECKING:
     from openprose.config import RateLimit
     from openprose.vm.interpreter import RunResult
+    from openprose.vm.telemetry import Telemetry
 
 APP_NAME = "openprose"
 RUN_WORKFLOW = "openprose.run"
@@ -249,6 +251,8 @@ async def execute(spec: RunSpec) -> RunResult:
     attachment = _ATTACHED.get(run_id) or Attachment()
     if attachment.ask is None:
         attachment = replace(attachment, ask=_ask_by_message)
+    if attachment.telemetry is None and ITEM_TELEMETRY:
+        attachment = replace(attachment, telemetry=ITEM_TELEMETRY[0])  # prose worker --otel
     catalog = open_catalog(
         spec.state,
         Path(spec.runs_root),
@@ -385,9 +389,13 @@ async def work(
     stop: asyncio.Event,
     executor_id: str | None = None,
     on_recovered: Any = None,
+    telemetry: Telemetry | None = None,
 ) -> None:
-    """``prose worker``: execute queued runs until ``stop`` is set."""
+    """``prose worker``: execute queued runs until ``stop`` is set; ``telemetry`` traces
+    the runs and the items it executes."""
     launch(url, executor_id or this_executor(), queues)
+    if telemetry is not None:
+        ITEM_TELEMETRY[:] = [telemetry]
     try:
         from dbos import DBOS
 
@@ -406,6 +414,7 @@ async def work(
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), RECOVERY_SECONDS)
     finally:
+        ITEM_TELEMETRY.clear()
         shut_down()
 
 
@@ -460,6 +469,8 @@ class DbosExecutor:
         _ATTACHED[run_id] = attachment
         if attachment.backend is not None:
             LENT_BACKENDS[run_id] = attachment.backend
+        if attachment.telemetry is not None:
+            ITEM_TELEMETRY[:] = [attachment.telemetry]
         try:
             await _register_branches(DEFAULT_BRANCH_CONCURRENCY, "never_update")
             await register_rate_limits(self.rate_limits, DEFAULT_BRANCH_CONCURRENCY, "never_update")
@@ -470,6 +481,7 @@ class DbosExecutor:
         finally:
             _ATTACHED.pop(run_id, None)
             LENT_BACKENDS.pop(run_id, None)
+            ITEM_TELEMETRY.clear()
             shut_down()
 
     def submit(self, spec: RunSpec, run_id: str) -> str:
