@@ -30,7 +30,8 @@ def _run(
     text: str,
     options: Options | None = None,
     rate_limits: dict[str, tuple[int, float] | None] | None = None,
-) -> tuple[str, str, object]:
+    attachment: Attachment | None = None,
+) -> tuple[str, str, Any]:
     main = tmp_path / "main.prose"
     main.write_text(text, encoding="utf-8")
     spec = RunSpec(
@@ -42,7 +43,7 @@ def _run(
     url = engine.system_database_url(spec.state, Path(spec.runs_root), environ={})
     run_id = new_run_id()
     executor = engine.DbosExecutor(url, rate_limits)
-    result = asyncio.run(executor.run(spec, run_id, Attachment()))
+    result = asyncio.run(executor.run(spec, run_id, attachment or Attachment()))
     return url, run_id, result
 
 
@@ -54,7 +55,7 @@ def _items(url: str, run_id: str) -> dict[str, str]:
 
 def test_every_item_of_a_fan_out_is_a_workflow_of_the_branches_queue(tmp_path: Path) -> None:
     url, run_id, result = _run(tmp_path, FAN_OUT)
-    assert result.status == "success"  # type: ignore[attr-defined]
+    assert result.status == "success"
     # parallel for at step 1, pmap at step 2's first stage: RUN/KEY@INDEX.
     assert _items(url, run_id) == {
         f"{run_id}/1@0": "SUCCESS",
@@ -71,15 +72,15 @@ def test_every_item_of_a_fan_out_is_a_workflow_of_the_branches_queue(tmp_path: P
 def test_a_fan_out_that_cannot_travel_runs_in_the_run_s_process(tmp_path: Path) -> None:
     text = 'block study(x):\n  session "Study {x}"\nparallel for x in ["a", "b"]:\n  do study(x)\n'
     url, run_id, result = _run(tmp_path, text)
-    assert result.status == "success"  # type: ignore[attr-defined]
+    assert result.status == "success"
     assert _items(url, run_id) == {}  # a block's execution ids are numbered in one process
 
 
 def test_a_failing_item_fails_the_fan_out_as_here(tmp_path: Path) -> None:
     text = 'parallel for x in ["a", "b"]:\n  throw "no {x}"\nsession "never"\n'
     _url, _run_id, result = _run(tmp_path, text)
-    assert result.status == "error"  # type: ignore[attr-defined]
-    assert "no a" in result.error or "no b" in result.error  # type: ignore[attr-defined]
+    assert result.status == "error"
+    assert "no a" in result.error or "no b" in result.error
 
 
 def test_the_worker_s_default_is_the_engine_s() -> None:
@@ -99,7 +100,7 @@ def test_an_item_s_workflow_carries_neither_the_program_nor_the_collection(
         '  session "Study {x} {angle}"\n'
     )
     url, run_id, result = _run(tmp_path, text)
-    assert result.status == "success"  # type: ignore[attr-defined]
+    assert result.status == "success"
     with engine.client(url) as client:
         found = client.list_workflows(name=branches.BRANCH_WORKFLOW, load_input=True)
     items = [w for w in found if w.workflow_id.startswith(run_id + "/")]
@@ -129,7 +130,7 @@ BLOCK = (
 
 def test_every_branch_of_a_parallel_block_is_a_workflow_too(tmp_path: Path) -> None:
     url, run_id, result = _run(tmp_path, BLOCK)
-    assert result.status == "success"  # type: ignore[attr-defined]
+    assert result.status == "success"
     # The block at step 2: RUN/KEY then the branch's letter, as its steps' keys are.
     assert _items(url, run_id) == {
         f"{run_id}/2a": "SUCCESS",
@@ -147,7 +148,7 @@ def test_every_branch_of_a_parallel_block_is_a_workflow_too(tmp_path: Path) -> N
 def test_a_race_keeps_its_branches_in_the_run_s_process(tmp_path: Path) -> None:
     text = 'let winner = parallel ("first"):\n  session "one way"\n  session "another"\n'
     url, run_id, result = _run(tmp_path, text)
-    assert result.status == "success"  # type: ignore[attr-defined]
+    assert result.status == "success"
     assert _items(url, run_id) == {}
 
 
@@ -167,7 +168,7 @@ def test_a_provider_s_rate_limit_is_its_items_queue_s_limiter(tmp_path: Path) ->
     text = f'let out = parallel for x in [{pile}]:\n  session "Study {{x}}"\n'
     options = Options(jitter=False, concurrency=12)
     url, run_id, result = _run(tmp_path, text, options, rate_limits={"offline": (4, 1.0)})
-    assert result.status == "success"  # type: ignore[attr-defined]
+    assert result.status == "success"
     rows = _item_rows(url, run_id)
     assert {w.queue_name for w in rows} == {"openprose-branches-offline"}
     starts = sorted(w.dequeued_at for w in rows)

@@ -4,15 +4,12 @@ travels with the item)."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from openprose.vm.engines import dbos_branches as branches
-from openprose.vm.engines import dbos_engine as engine
-from openprose.vm.engines.base import Attachment, RunSpec
-from openprose.vm.interpreter import Options
-from openprose.vm.rundir import new_run_id
+from openprose.vm.engines.base import Attachment
 from tests.support.extras import require
+from tests.vm.engines.test_dbos_branches import _items, _run
 
 require("dbos", "pip install 'openprose[dbos]'")
 require("opentelemetry.sdk", "pip install 'openprose[otel]'")
@@ -40,19 +37,7 @@ def test_items_calls_are_children_of_their_run_s_workflow_span(tmp_path: Path) -
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(spans))
     telemetry = Telemetry(provider, MeterProvider())
-    main = tmp_path / "main.prose"
-    main.write_text(PROGRAM, encoding="utf-8")
-    spec = RunSpec(
-        str(main),
-        PROGRAM,
-        runs_root=str(tmp_path / ".prose" / "runs"),
-        options=RunSpec.options_of(Options(jitter=False)),
-    )
-    url = engine.system_database_url(spec.state, Path(spec.runs_root), environ={})
-    run_id = new_run_id()
-    result = asyncio.run(
-        engine.DbosExecutor(url).run(spec, run_id, Attachment(telemetry=telemetry))
-    )
+    url, run_id, result = _run(tmp_path, PROGRAM, attachment=Attachment(telemetry=telemetry))
     assert result.status == "success"
     assert not branches.ITEM_TELEMETRY  # the run's telemetry is not kept past it
 
@@ -68,6 +53,4 @@ def test_items_calls_are_children_of_their_run_s_workflow_span(tmp_path: Path) -
     for call in calls:
         assert call.context.trace_id == workflow.context.trace_id
         assert call.parent is not None and call.parent.span_id == workflow.context.span_id
-    with engine.client(url) as client:
-        found = client.list_workflows(name=branches.BRANCH_WORKFLOW, load_input=False)
-    assert len([w for w in found if w.workflow_id.startswith(run_id + "/")]) == 5
+    assert len(_items(url, run_id)) == 5
