@@ -10,6 +10,7 @@ import re
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -20,6 +21,7 @@ from typing import Any
 from tests.cli.test_worker_command import (  # noqa: F401
     _bindings,
     _detach,
+    _environment,
     _log,
     _wait_for,
     postgres_db_url,
@@ -258,3 +260,34 @@ def test_a_worker_s_rate_limit_paces_the_items_of_its_backend_s_runs(
     # Never more than 6 in a rolling second: 18 items start over 2 s at least.
     assert all(sum(s <= t < s + 1000 for t in starts) <= 6 for s in starts), starts
     assert starts[-1] - starts[0] >= 2000, starts
+
+
+def test_an_interrupted_attached_run_leaves_its_items_to_the_worker_taking_it_over(
+    prose: Any,
+    tmp_path: Path,
+    workers: Callable[..., subprocess.Popen[str]],  # noqa: F811
+) -> None:
+    recording = tmp_path / "exchanges.jsonl"
+    text = (
+        "let out = parallel for x in [" + ", ".join(f'"{n}"' for n in range(12)) + "]:\n"
+        '  session "Study item #{x}#"\n'
+    )
+    (tmp_path / "main.prose").write_text(text, encoding="utf-8")
+    attached = subprocess.Popen(
+        [sys.executable, "-m", "openprose", "run", "main.prose", "--engine", "dbos",
+         "--concurrency", "4", "--offline-delay", "0.5", "--record", str(recording)],
+        cwd=tmp_path, stderr=subprocess.PIPE, text=True, env=_environment(),
+    )  # fmt: skip
+    _wait_for(lambda: len(_exchanges(recording)) >= 2, 60)
+    attached.send_signal(signal.SIGINT)  # Ctrl-C, in the middle of the fan-out
+    _, stderr = attached.communicate(timeout=60)
+    assert attached.returncode == 130
+    assert "Traceback" not in stderr and "task cancelled" not in stderr, stderr
+    assert "interrupted; the run is not over: a `prose worker` here takes it over" in stderr
+    # Its items were left pending, not cancelled: the worker taking the run over collects
+    # them, and the run completes with every item's answer.
+    workers(*WORKER_ARGS)
+    [run_dir] = (tmp_path / ".prose" / "runs").iterdir()
+    _wait_for(lambda: _show(prose, run_dir.name)["status"] == "completed", 120)
+    out = _out(_show(prose, run_dir.name))
+    assert [re.findall(r"#(\d+)#", answer) for answer in out] == [[str(n)] for n in range(12)]

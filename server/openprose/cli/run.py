@@ -387,7 +387,15 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     except MissingInput as missing_input:  # pragma: no cover - inputs are gathered above
         raise UsageError(f"missing input {missing_input.name!r}") from None
     except KeyboardInterrupt:
-        print("prose: interrupted", file=stderr)
+        if engine == "dbos":
+            # The workflow is pending on this process's executor, its items as they were.
+            print(
+                "prose: interrupted; the run is not over: a `prose worker` here takes it "
+                "over and finishes it (`prose runs list`; `prose runs cancel RUN_ID` ends it)",
+                file=stderr,
+            )
+        else:
+            print("prose: interrupted", file=stderr)
         return EXIT_INTERRUPTED
     except OSError as error:
         raise UsageError(f"cannot write the run directory: {error}") from None

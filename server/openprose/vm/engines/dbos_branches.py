@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import threading
 from collections.abc import Coroutine
 from dataclasses import replace
 from pathlib import Path
@@ -77,6 +78,10 @@ LENT_BACKENDS: dict[str, Backend] = {}
 # This process's telemetry (`prose worker --otel`, an attached run's `--otel`): the items it
 # executes trace their calls with it, under their run's span.  One at most.
 ITEM_TELEMETRY: list[Telemetry] = []
+# Set while this process stops (a worker's SIGTERM, an attached run's Ctrl-C): the items its
+# runs wait for are left as they are, for the worker that takes those runs over to collect,
+# rather than cancelled as a failed fan-out's are.
+STOPPING = threading.Event()
 _registered: list[Any] = []
 
 
@@ -223,9 +228,9 @@ class DbosBranches:
                 if waiting:
                     await asyncio.sleep(POLL_SECONDS)
         finally:
-            if waiting:
-                # Fail-fast, or the run itself stopped: the items not finished are not
-                # wanted (a cancelled item stops at its next step).
+            if waiting and not STOPPING.is_set():
+                # Fail-fast: the items not finished are not wanted (a cancelled item stops
+                # at its next step).
                 await asyncio.shield(_outside(_cancel(list(waiting))))
         return results
 
@@ -251,7 +256,7 @@ class DbosBranches:
             label = f"branch {letter(index)} of the parallel block"
             return _take(interpreter, ctx, stage, found[0], task, label, own)
         finally:
-            if waiting:
+            if waiting and not STOPPING.is_set():
                 await asyncio.shield(_outside(_cancel([workflow_id])))
 
     async def _queue(self) -> str:

@@ -49,6 +49,7 @@ from openprose.vm.engines.dbos_branches import (
     DEFAULT_BRANCH_CONCURRENCY,
     ITEM_TELEMETRY,
     LENT_BACKENDS,
+    STOPPING,
     DbosBranches,
     branch_workflow,
     provider_queue,
@@ -301,13 +302,24 @@ async def _ask_by_message(name: str, prompt: str) -> str:
 # ------------------------------------------------------------------ processes
 
 
+class _QuietWhileStopping(logging.Filter):
+    """Drops DBOS's warning for each workflow task cancelled as this process stops (Ctrl-C,
+    SIGTERM): those runs wait for another worker, which is what stopping means here."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (STOPPING.is_set() and "task cancelled" in record.getMessage())
+
+
 def launch(url: str, executor_id: str, queues: Sequence[str]) -> None:
     """Make this process a DBOS executor listening to ``queues`` (none: it runs only what
     it starts itself)."""
     require_dbos()
     from dbos import DBOS
 
-    logging.getLogger("dbos").setLevel(logging.WARNING)
+    dbos_log = logging.getLogger("dbos")
+    dbos_log.setLevel(logging.WARNING)
+    if not any(isinstance(f, _QuietWhileStopping) for f in dbos_log.filters):
+        dbos_log.addFilter(_QuietWhileStopping())
     _make_room(url)
     _workflow()
     branch_workflow()
@@ -323,6 +335,7 @@ def launch(url: str, executor_id: str, queues: Sequence[str]) -> None:
     )
     DBOS.listen_queues(list(queues))
     DBOS.launch()
+    STOPPING.clear()
     _heartbeat.append(_Heartbeat(_system_database().engine, executor_id))
 
 
@@ -339,6 +352,7 @@ def _system_database() -> Any:
 def shut_down() -> None:
     from dbos import DBOS
 
+    STOPPING.set()  # what its runs still wait for is left for the worker taking them over
     while _heartbeat:
         _heartbeat.pop().stop()
     DBOS.destroy(workflow_completion_timeout_sec=0)
@@ -471,14 +485,24 @@ class DbosExecutor:
             LENT_BACKENDS[run_id] = attachment.backend
         if attachment.telemetry is not None:
             ITEM_TELEMETRY[:] = [attachment.telemetry]
+        running: asyncio.Future[Any] | None = None  # the workflow's task, in this process
         try:
             await _register_branches(DEFAULT_BRANCH_CONCURRENCY, "never_update")
             await register_rate_limits(self.rate_limits, DEFAULT_BRANCH_CONCURRENCY, "never_update")
             with SetWorkflowID(run_id):
                 handle = await DBOS.start_workflow_async(_workflow(), spec)
+            running = getattr(handle, "task", None)  # dbos 3.4's WorkflowHandleAsyncTask
             result: RunResult = await handle.get_result()
             return result
         finally:
+            if isinstance(running, asyncio.Future) and not running.done():
+                # Interrupted (Ctrl-C): the workflow stays pending for a worker to take
+                # over, its items as they are; its task ends now, while DBOS is up, rather
+                # than when the loop closes, where it failed with DBOS's tracebacks.
+                STOPPING.set()
+                running.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await running
             _ATTACHED.pop(run_id, None)
             LENT_BACKENDS.pop(run_id, None)
             ITEM_TELEMETRY.clear()
