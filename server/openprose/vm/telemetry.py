@@ -264,6 +264,27 @@ class WorkflowSpan:
         return result
 
 
+def trace_context() -> dict[str, str]:
+    """The current trace context as W3C headers, for work another process does on this
+    one's behalf ({} without OpenTelemetry, or without a current span)."""
+    try:
+        from opentelemetry import propagate
+    except ImportError:
+        return {}
+    carrier: dict[str, str] = {}
+    propagate.inject(carrier)
+    return carrier
+
+
+def attach_trace(carrier: Mapping[str, str]) -> Callable[[], None]:
+    """Make the trace context ``carrier`` holds (``trace_context``'s, in another process)
+    current, so that the spans started here are its children; returns what undoes it."""
+    from opentelemetry import context, propagate
+
+    token = context.attach(propagate.extract(dict(carrier)))
+    return lambda: context.detach(token)
+
+
 def answered_from_journal(backend: Any, request: Request) -> bool:
     """Whether ``backend`` (a ``JournalBackend``) will answer ``request`` from its journal;
     False for a backend with no journal."""

@@ -47,6 +47,7 @@ from openprose.vm.branches import (
 )
 from openprose.vm.engines.base import RunSpec, build_backend
 from openprose.vm.interpreter import letter
+from openprose.vm.telemetry import attach_trace, trace_context
 
 if TYPE_CHECKING:
     from openprose.syntax import tree as t
@@ -121,7 +122,7 @@ async def execute_branch(spec: RunSpec, run_id: str, task: BranchTask) -> Branch
     store = BranchStore(journal, run_id, spec.state)
     backend = LENT_BACKENDS.get(run_id) or build_backend(spec)
     telemetry = ITEM_TELEMETRY[0] if ITEM_TELEMETRY else None
-    detach = _attach_trace(task.trace) if telemetry is not None else None
+    detach = attach_trace(task.trace) if telemetry is not None else None
     try:
         return await run_task(
             task,
@@ -136,26 +137,6 @@ async def execute_branch(spec: RunSpec, run_id: str, task: BranchTask) -> Branch
         if detach is not None:
             detach()
         store.close()
-
-
-def trace_context() -> dict[str, str]:
-    """The current trace context as W3C headers ({} without OpenTelemetry, or no span)."""
-    try:
-        from opentelemetry import propagate
-    except ImportError:
-        return {}
-    carrier: dict[str, str] = {}
-    propagate.inject(carrier)
-    return carrier
-
-
-def _attach_trace(carrier: dict[str, str]) -> Any:
-    """Make the run's trace context (``trace_context`` where it fanned out) current; returns
-    what undoes it."""
-    from opentelemetry import context, propagate
-
-    token = context.attach(propagate.extract(carrier))
-    return lambda: context.detach(token)
 
 
 _programs: dict[str, str] = {}

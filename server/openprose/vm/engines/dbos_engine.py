@@ -303,11 +303,22 @@ async def _ask_by_message(name: str, prompt: str) -> str:
 
 
 class _QuietWhileStopping(logging.Filter):
-    """Drops DBOS's warning for each workflow task cancelled as this process stops (Ctrl-C,
-    SIGTERM): those runs wait for another worker, which is what stopping means here."""
+    """Drops what DBOS reports of each workflow interrupted as this process stops (Ctrl-C,
+    SIGTERM): a cancelled task, or one that could not end because DBOS had stopped. Those
+    workflows stay pending and another worker takes them over, which is what stopping
+    means here."""
+
+    INTERRUPTED = (
+        "task cancelled",
+        "Error executing workflow",
+        "Exception encountered in asynchronous workflow",
+    )
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not (STOPPING.is_set() and "task cancelled" in record.getMessage())
+        if not STOPPING.is_set():
+            return True
+        message = record.getMessage()
+        return not any(part in message for part in self.INTERRUPTED)
 
 
 def launch(url: str, executor_id: str, queues: Sequence[str]) -> None:
@@ -497,12 +508,15 @@ class DbosExecutor:
         finally:
             if isinstance(running, asyncio.Future) and not running.done():
                 # Interrupted (Ctrl-C): the workflow stays pending for a worker to take
-                # over, its items as they are; its task ends now, while DBOS is up, rather
-                # than when the loop closes, where it failed with DBOS's tracebacks.
+                # over, and so do the items this process was executing, of any run. Their
+                # tasks end now, while DBOS is up, rather than when the loop closes, where
+                # they failed with DBOS's tracebacks.
                 STOPPING.set()
-                running.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await running
+                here = asyncio.current_task()
+                others = [task for task in asyncio.all_tasks() if task is not here]
+                for task in others:
+                    task.cancel()
+                await asyncio.gather(*others, return_exceptions=True)
             _ATTACHED.pop(run_id, None)
             LENT_BACKENDS.pop(run_id, None)
             ITEM_TELEMETRY.clear()
