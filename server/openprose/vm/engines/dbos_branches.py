@@ -14,8 +14,9 @@ executes, so that one run's items spread over all of them.
 - An item's model exchanges go to the run's journal under the item's keys
   (vm/branches.py): an item whose worker died runs again elsewhere (DBOS's recovery, or
   ours for a dead executor) and is answered from the journal for every step it took.
-- The first item that fails cancels those not finished (fail-fast, as here); a block's
-  race (``first``, ``any``) cancels the branches it does not join.
+- The first item that fails cancels those not finished (fail-fast, as here), unless this
+  process is stopping (``STOPPING``): then they are left to the worker taking the run over.
+  A race (``first``, ``any``) keeps its branches here (vm/branches.py, ``why_local``).
 
 Imported only by the dbos engine.
 """
@@ -224,8 +225,8 @@ class DbosBranches:
         own: Scope,
         stage: Stage,
     ) -> Value:
-        """One branch of a block, as a workflow; the block's own loop (races, fail-fast)
-        cancels it as it would a local branch, and the cancellation reaches the workflow."""
+        """One branch of a block, as a workflow; the block's own loop (fail-fast) cancels
+        it as it would a local branch, and the cancellation reaches the workflow."""
         task = block_task(interpreter, node, ctx, index, trace_context())
         workflow_id = branch_id(self.run_id, task)
         waiting = True
