@@ -1851,6 +1851,7 @@ class SessionSteps:
 
 
 def letter(index: int) -> str:
+    """Branch ``index``'s letters, as its step is numbered: a, b, ..., z, aa, ab..."""
     letters = ""
     index += 1
     while index:
