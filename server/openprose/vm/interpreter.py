@@ -1402,9 +1402,7 @@ class Interpreter:
         )
         scopes = [ctx.scope.child() for _ in branches]
         stages = [Stage(ctx.scope) for _ in branches]
-        elsewhere = self.branches
-        if elsewhere is not None and not elsewhere.takes(self, node, ctx):
-            elsewhere = None
+        elsewhere = self.elsewhere(node, ctx)
 
         async def run_branch(index: int) -> Value:
             if elsewhere is not None:
@@ -1498,6 +1496,12 @@ class Interpreter:
         return self.join(
             node, ctx, branches, names, scopes, stages, results, failures, strategy, on_fail
         )
+
+    def elsewhere(self, node: Any, ctx: Ctx) -> Branches | None:
+        """The engine's ``branches`` when this fan-out's items (or this block's branches)
+        go to other processes; None: they are tasks of this one."""
+        branches = self.branches
+        return branches if branches is not None and branches.takes(self, node, ctx) else None
 
     async def branch(
         self, node: t.Parallel, ctx: Ctx, index: int, own: Scope, stage: Stage
@@ -1635,8 +1639,9 @@ class Interpreter:
         names = [letter(i) for i in range(len(items))]
         self.emit(ctx, ev.ParallelEnter, branches=names, strategy="all", on_fail="fail-fast")
         stages = [Stage(ctx.scope) for _ in items]
-        if self.branches is not None and self.branches.takes(self, node, ctx):
-            results = await self.branches.fan_out(self, node, ctx, items, stages)
+        elsewhere = self.elsewhere(node, ctx)
+        if elsewhere is not None:
+            results = await elsewhere.fan_out(self, node, ctx, items, stages)
         else:
             results = await self.here(items, node, ctx, stages)
         for stage in stages:

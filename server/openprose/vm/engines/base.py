@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from openprose.vm.backends.base import Backend
     from openprose.vm.interpreter import Ask, Clock, Confirm, EventSink, Options, RunResult
+    from openprose.vm.state.base import Catalog
     from openprose.vm.values import Value
 
 
@@ -42,6 +43,18 @@ class RunSpec:
     @property
     def program_path(self) -> Path:
         return Path(self.program)
+
+    @property
+    def project_dir(self) -> Path | None:
+        """``project_root`` as a path (None: none was given)."""
+        return Path(self.project_root) if self.project_root else None
+
+    def catalog(self) -> Catalog:
+        """The catalogue of the runs this spec's run is one of, in the process that
+        executes it (or one of its items)."""
+        from openprose.vm.state import open_catalog
+
+        return open_catalog(self.state, Path(self.runs_root), project_root=self.project_dir)
 
     def run_options(self) -> Options:
         from openprose.vm.interpreter import Options
@@ -106,7 +119,7 @@ def _model_backend(spec: RunSpec, environ: Any) -> Backend:
         return ReplayBackend(Path(spec.replay))
     from openprose.vm.backends.providers import create_backend
 
-    root = Path(spec.project_root) if spec.project_root else spec.program_path.parent
+    root = spec.project_dir or spec.program_path.parent
     backend: Backend = create_backend(
         spec.backend,
         environ=os.environ if environ is None else environ,

@@ -29,7 +29,6 @@ import functools
 import threading
 from collections.abc import Coroutine
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from openprose.config import MODEL_BACKENDS
@@ -113,13 +112,9 @@ def _module(text: str) -> Any:
 
 async def execute_branch(spec: RunSpec, run_id: str, task: BranchTask) -> BranchOutcome:
     """The body of an item's workflow, in whichever worker dequeued it."""
-    from openprose.vm.state import open_catalog
-
     if not spec.text:
         spec = replace(spec, text=await _outside(_program_of(run_id)))
-    project_root = Path(spec.project_root) if spec.project_root else None
-    catalog = open_catalog(spec.state, Path(spec.runs_root), project_root=project_root)
-    journal = await asyncio.to_thread(catalog.branch_journal, run_id, task.branch_key)
+    journal = await asyncio.to_thread(spec.catalog().branch_journal, run_id, task.branch_key)
     store = BranchStore(journal, run_id, spec.state)
     backend = LENT_BACKENDS.get(run_id) or build_backend(spec)
     telemetry = ITEM_TELEMETRY[0] if ITEM_TELEMETRY else None
@@ -131,7 +126,7 @@ async def execute_branch(spec: RunSpec, run_id: str, task: BranchTask) -> Branch
             backend,
             store,
             program_path=spec.program_path,
-            project_root=project_root,
+            project_root=spec.project_dir,
             telemetry=telemetry,
         )
     finally:

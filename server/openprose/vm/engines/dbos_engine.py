@@ -245,7 +245,7 @@ async def execute(spec: RunSpec) -> RunResult:
     from dbos import DBOS
 
     from openprose.vm.engines.local import LocalExecutor
-    from openprose.vm.state import StateError, open_catalog
+    from openprose.vm.state import StateError
 
     run_id = DBOS.workflow_id
     assert run_id is not None
@@ -254,11 +254,7 @@ async def execute(spec: RunSpec) -> RunResult:
         attachment = replace(attachment, ask=_ask_by_message)
     if attachment.telemetry is None and ITEM_TELEMETRY:
         attachment = replace(attachment, telemetry=ITEM_TELEMETRY[0])  # prose worker --otel
-    catalog = open_catalog(
-        spec.state,
-        Path(spec.runs_root),
-        project_root=Path(spec.project_root) if spec.project_root else None,
-    )
+    catalog = spec.catalog()
     branches = DbosBranches(spec, run_id)
     try:
         catalog.info(run_id)
@@ -446,14 +442,7 @@ async def work(
 async def _register_branches(concurrency: int, on_conflict: Any) -> None:
     """The queue of fan-out items; a worker's ``--branch-concurrency`` sets how many
     each process executes at once (an attached run keeps what the workers set)."""
-    from dbos import DBOS
-
-    await DBOS.register_queue_async(
-        BRANCHES_QUEUE,
-        worker_concurrency=concurrency,
-        polling_interval_sec=BRANCH_POLL_SECONDS,
-        on_conflict=on_conflict,
-    )
+    await _register_items_queue(BRANCHES_QUEUE, concurrency, on_conflict)
 
 
 async def register_rate_limits(
@@ -463,16 +452,22 @@ async def register_rate_limits(
     own items' queue's limiter, which DBOS enforces across every worker: at most so many
     items of that provider's runs start in any window of the period.  ``None`` ("off")
     leaves the queue without a limit."""
+    for backend, limit in limits.items():
+        await _register_items_queue(provider_queue(backend), concurrency, on_conflict, limit)
+
+
+async def _register_items_queue(
+    name: str, concurrency: int, on_conflict: Any, limit: RateLimit | None = None
+) -> None:
     from dbos import DBOS
 
-    for backend, limit in limits.items():
-        await DBOS.register_queue_async(
-            provider_queue(backend),
-            worker_concurrency=concurrency,
-            limiter=None if limit is None else {"limit": limit[0], "period": limit[1]},
-            polling_interval_sec=BRANCH_POLL_SECONDS,
-            on_conflict=on_conflict,
-        )
+    await DBOS.register_queue_async(
+        name,
+        worker_concurrency=concurrency,
+        limiter=None if limit is None else {"limit": limit[0], "period": limit[1]},
+        polling_interval_sec=BRANCH_POLL_SECONDS,
+        on_conflict=on_conflict,
+    )
 
 
 class DbosExecutor:

@@ -35,7 +35,7 @@ class LocalExecutor:
             checked=(spec.text, parse(spec.text)),
             confirm=attachment.confirm,
             ask=attachment.ask,
-            project_root=Path(spec.project_root) if spec.project_root else None,
+            project_root=spec.project_dir,
             state=spec.state,
             telemetry=attachment.telemetry,
             clock=attachment.clock,

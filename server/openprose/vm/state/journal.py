@@ -170,10 +170,11 @@ class Journal:
     def load(self, under: str = "") -> None:
         """Read the run's steps and commits (once, when a run is resumed); ``under``: only
         those of step keys that start with it (one item of a fan-out, in another process)."""
-        where, params = "WHERE run_id = ?", (self.run_id,)
+        where = "WHERE run_id = ?"
+        params: tuple[object, ...] = (self.run_id,)
         if under:
             where += " AND substr(key, 1, ?) = ?"
-            params = (self.run_id, len(under), under)  # type: ignore[assignment]
+            params = (self.run_id, len(under), under)
         with self._transaction() as cursor:
             cursor.execute(
                 self._sql(
