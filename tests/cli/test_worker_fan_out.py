@@ -291,3 +291,50 @@ def test_an_interrupted_attached_run_leaves_its_items_to_the_worker_taking_it_ov
     _wait_for(lambda: _show(prose, run_dir.name)["status"] == "completed", 120)
     out = _out(_show(prose, run_dir.name))
     assert [re.findall(r"#(\d+)#", answer) for answer in out] == [[str(n)] for n in range(12)]
+
+
+CALLING = (
+    "block study(x):\n"
+    '  let note = session "Study item #{x}#"\n'
+    "let out = parallel for x in [" + ", ".join(f'"{n}"' for n in range(60)) + "]:\n"
+    "  do study(x)\n"
+)
+
+
+def test_items_calling_a_block_on_two_workers_number_their_executions_from_one_counter(
+    prose: Any,
+    tmp_path: Path,
+    workers: Callable[..., subprocess.Popen[str]],  # noqa: F811
+    postgres_db_url: str,  # noqa: F811
+) -> None:
+    import psycopg
+
+    env = {"OPENPROSE_POSTGRES_URL": postgres_db_url}
+    (tmp_path / "main.prose").write_text(CALLING, encoding="utf-8")
+    done = prose(
+        "run", "main.prose", "--engine", "dbos", "--detach", "--state", "postgres",
+        "--concurrency", "60", "--offline-delay", "0.05", **env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    run_id = done.stdout.strip()
+    started = [workers("--state", "postgres", *WORKER_ARGS, **env) for _ in range(2)]
+
+    def status() -> str | None:
+        done = prose("runs", "show", run_id, "--json", "--state", "postgres", **env)
+        return json.loads(done.stdout)["status"] if done.returncode == 0 else None  # not yet
+
+    _wait_for(lambda: status() == "completed", 120)
+    shown = _show(prose, run_id, "--state", "postgres", **env)
+    notes = [b for b in shown["bindings"] if b["name"] == "note"]
+    # One execution of study per item, each with an id of its own, whichever worker ran it.
+    assert sorted(b["execution_id"] for b in notes) == list(range(1, 61))
+    found = sorted(int(n) for b in notes for n in re.findall(r"#(\d+)#", str(b["value"])))
+    assert found == list(range(60))
+    with psycopg.connect(postgres_db_url) as connection:
+        rows = connection.execute(
+            "SELECT DISTINCT executor_id FROM dbos.workflow_status "
+            "WHERE name = 'openprose.branch' AND workflow_uuid LIKE %s",
+            (f"{run_id}/%",),
+        ).fetchall()
+    host = socket.gethostname()
+    assert {executor for (executor,) in rows} == {f"{host}:{w.pid}" for w in started}

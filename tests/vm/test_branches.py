@@ -51,7 +51,8 @@ def _host(interpreter: Interpreter) -> Any:
     ("body", "reason"),
     [
         ('  session "Study {x}"\n', None),
-        ("  do study(x)\n", "calls a block"),
+        ("  do study(x)\n", None),
+        ("  do ask(x)\n", "asks for an input"),
         ('  input angle: "Which angle"\n', "asks for an input"),
         ('  session: keeper\n    prompt: "Keep {x}"\n', "agent has memory"),
     ],
@@ -59,6 +60,8 @@ def _host(interpreter: Interpreter) -> Any:
 def test_which_fan_outs_travel(tmp_path: Path, body: str, reason: str | None) -> None:
     text = (
         'block study(x):\n  session "Study {x}"\n'
+        # A block reached through another: what it does is what the item does.
+        'block ask(x):\n  do pose(x)\nblock pose(x):\n  input angle: "Which angle"\n'
         "agent keeper:\n  model: sonnet\n  persist: true\n"
         f'parallel for x in ["a", "b"]:\n{body}'
     )

@@ -122,9 +122,8 @@ def why_local(interpreter: Interpreter, host: Any) -> str | None:
         return "the run has a spending limit, which is counted in one process"
     if isinstance(host, t.Parallel) and _races(host):
         return "a race (`first`, `any`) is decided by what one process sees finish first"
-    for node in t.iter_nodes(host):
-        if isinstance(node, t.DoInvocation):
-            return "an item calls a block (its execution ids are numbered in one process)"
+    # What an item runs is its body and the bodies of the blocks it calls.
+    for node in (n for root in _reached(interpreter, host) for n in t.iter_nodes(root)):
         if isinstance(node, t.ProgramCall):
             return "an item calls a program"
         if isinstance(node, t.InputDeclaration):
@@ -132,6 +131,22 @@ def why_local(interpreter: Interpreter, host: Any) -> str | None:
         if isinstance(node, t.Session | t.Resume) and _remembers(interpreter, node):
             return "an item's agent has memory"
     return None
+
+
+def _reached(interpreter: Interpreter, host: Any) -> list[Any]:
+    """``host`` and the definitions of the blocks an item of it may call, directly or
+    through other blocks."""
+    reached: list[Any] = [host]
+    seen: set[str] = set()
+    for root in reached:
+        for node in t.iter_nodes(root):
+            if isinstance(node, t.DoInvocation) and node.name is not None:
+                name = node.name.value
+                block = interpreter.blocks.get(name)
+                if block is not None and name not in seen:
+                    seen.add(name)
+                    reached.append(block)
+    return reached
 
 
 def _races(host: t.Parallel) -> bool:
@@ -155,11 +170,13 @@ def _remembers(interpreter: Interpreter, node: t.Session | t.Resume) -> bool:
 
 def names_read(interpreter: Interpreter, host: Host) -> frozenset[str]:
     """Every name an item of ``host`` may read or assign: each identifier and each
-    interpolation of its body, and of the agents' definitions (a session evaluates its
-    agent's properties in the item's scope).  More than it reads, never fewer: a name left
+    interpolation of its body, of the blocks it calls (a block's body sees its caller's
+    scope) and of the agents' definitions (a session evaluates its agent's properties in
+    the item's scope).  More than it reads, never fewer: a name left
     out would be undefined there, or an interpolation left as written."""
     names: set[str] = set()
-    roots: list[Any] = [*host.body_statements(), *interpreter.agents.values()]
+    blocks = _reached(interpreter, host)[1:]
+    roots: list[Any] = [*host.body_statements(), *blocks, *interpreter.agents.values()]
     for root in roots:
         for leaf in t.iter_leaves(root):
             if isinstance(leaf, t.Name):

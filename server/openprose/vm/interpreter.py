@@ -324,10 +324,7 @@ class Interpreter:
         self.usage = Usage()
         self.cost = 0.0
         self.sessions = 0
-        self._execution_ids = 0
-        self._anonymous = 0
-        self._imports_run = 0
-        self._floors: dict[str, int] = {}
+        self._counters: dict[str, int] = {}  # numbers handed out by a run with no journal
         # Summaries asked in this run, by their journal key: a value passed to many
         # sessions at once is summarised (and paid for) once.
         self._summaries: dict[tuple[str, str], asyncio.Task[str]] = {}
@@ -518,27 +515,19 @@ class Interpreter:
             outcome = json.dumps([won, failed])
             self.store.journal.record_commit(key, "@join", None, outcome, durable=True)
 
-    def numbered(self, kind: str, key: str, counter: int) -> tuple[int, int]:
+    def numbered(self, kind: str, key: str) -> int:
         """A number for the thing made at step ``key`` (a block's execution id, an anonymous
-        binding's, an imported program's directory): the next of ``counter``, or the number
-        a resumed run gave it before, so that replayed steps keep their names whatever order
-        parallel branches take.  Returns (number, new counter)."""
+        binding's, an imported program's directory): the number a run gave it before, so
+        that replayed steps keep their names whatever order parallel branches take, else
+        the next of the run's.  The journal counts, so that items of a fan-out running in
+        other processes number from the same counter as the run."""
         if self.store is None:
-            return counter + 1, counter + 1
-        journal = self.store.journal
-        name = f"@{kind}:{self.key_prefix}"
-        known = journal.committed(key, name, None)
-        if known is not None:
-            return int(known), max(counter, int(known))
-        if kind not in self._floors:
-            # Numbers the run gave before it was resumed, to steps it has not reached again.
-            taken = [int(h) for (_k, n, _e), h in journal.commits.items() if n == name]
-            self._floors[kind] = max(taken, default=0)
-        number = max(counter, self._floors[kind]) + 1
+            self._counters[kind] = self._counters.get(kind, 0) + 1
+            return self._counters[kind]
         # An execution id or a program's directory must survive a power cut with the
         # bindings that use it; an anonymous name is cheap to hand out again.
-        journal.record_commit(key, name, None, str(number), durable=kind != "anon")
-        return number, number
+        name = f"@{kind}:{self.key_prefix}"
+        return int(self.store.journal.number(key, name, durable=kind != "anon"))
 
     # ------------------------------------------------------------------ statements
 
@@ -608,7 +597,7 @@ class Interpreter:
         return value
 
     def anonymous_name(self, key: str) -> str:
-        number, self._anonymous = self.numbered("anon", key, self._anonymous)
+        number = self.numbered("anon", key)
         return f"anon_{number:03d}"
 
     async def let(self, node: t.LetBinding, ctx: Ctx) -> Value:
@@ -1255,9 +1244,7 @@ class Interpreter:
                 headline(node),
                 "depth",
             )
-        number, self._execution_ids = self.numbered(
-            "execution", f"{ctx.key}/{name}", self._execution_ids
-        )
+        number = self.numbered("execution", f"{ctx.key}/{name}")
         frame = Frame(name, number, depth, caller.execution_id if caller else None)
         scope = ctx.scope.child(frame)
         for param, value in zip(params, values, strict=False):
@@ -1345,7 +1332,7 @@ class Interpreter:
             text, module = self.load_program(path)
             program_name = path.name
             if self.store is not None:
-                number, self._imports_run = self.numbered("import", ctx.key, self._imports_run)
+                number = self.numbered("import", ctx.key)
                 store = self.store.child(ctx.key, f"local--{path.stem}-{number}", text, path.name)
         callee = Interpreter(
             module,

@@ -70,10 +70,39 @@ def test_every_item_of_a_fan_out_is_a_workflow_of_the_branches_queue(tmp_path: P
 
 
 def test_a_fan_out_that_cannot_travel_runs_in_the_run_s_process(tmp_path: Path) -> None:
-    text = 'block study(x):\n  session "Study {x}"\nparallel for x in ["a", "b"]:\n  do study(x)\n'
-    url, run_id, result = _run(tmp_path, text)
+    text = 'parallel for x in ["a", "b"]:\n  session "Study {x}"\n'
+    options = Options(jitter=False, max_sessions=10)
+    url, run_id, result = _run(tmp_path, text, options)
     assert result.status == "success"
-    assert _items(url, run_id) == {}  # a block's execution ids are numbered in one process
+    assert _items(url, run_id) == {}  # a spending limit is counted in one process
+
+
+CALLS = (
+    "block study(x):\n"
+    '  let note = session "Study {x}"\n'
+    "  do polish(note)\n"
+    "block polish(text):\n"
+    '  let done = session "Polish {text}"\n'
+    'let out = parallel for x in ["a", "b", "c"]:\n'
+    "  do study(x)\n"
+    "do study(out)\n"
+)
+
+
+def test_items_that_call_blocks_travel_with_execution_ids_of_their_own(tmp_path: Path) -> None:
+    url, run_id, result = _run(tmp_path, CALLS)
+    assert result.status == "success"
+    assert set(_items(url, run_id).values()) == {"SUCCESS"} and len(_items(url, run_id)) == 3
+    bindings = tmp_path / ".prose" / "runs" / run_id / "bindings"
+    # Three items call study and polish, then the run calls them once more: eight
+    # executions, numbered by the run's journal whichever process made them.
+    notes = sorted(p.name for p in bindings.glob("note__*.md"))
+    done = sorted(p.name for p in bindings.glob("done__*.md"))
+    ids = sorted(int(name.split("__")[1].removesuffix(".md")) for name in notes + done)
+    assert ids == list(range(1, 9)) and len(notes) == 4
+    assert "Study c" in (bindings / "out.md").read_text(encoding="utf-8")
+    narration = (tmp_path / ".prose" / "runs" / run_id / "state.md").read_text("utf-8")
+    assert narration.count("block:study#") == 4 and narration.count("block:polish#") == 4
 
 
 def test_a_failing_item_fails_the_fan_out_as_here(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ on the durable backends, and in-context's refusals are tested explicitly."""
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -146,6 +147,49 @@ def test_journal_steps_round_trip_after_reopening(durable_catalog: Catalog) -> N
     back = reopened.journal.step("judge", "3")
     assert (back.hash, back.result, back.error) == ("h-three", None, "timeout")
     assert reopened.journal.step("session", "9") is None
+    reopened.close()
+
+
+def test_numbers_are_kept_per_step_and_counted_on_from_before_counters(
+    catalog: Catalog,
+) -> None:
+    store = create(catalog)
+    journal = store.journal
+    # A number a run gave before its journal had counters: the counter starts above it.
+    journal.record_commit("1/study", "@execution:", None, "4", durable=True)
+    assert journal.number("2/study", "@execution:", durable=True) == 5
+    assert journal.number("3/study", "@execution:") == 6
+    assert journal.number("2/study", "@execution:") == 5  # the step's own, again
+    assert journal.number("2", "@anon:") == 1  # each kind counts alone
+    store.close()
+
+
+def test_processes_sharing_a_run_never_hand_out_one_number_twice(
+    durable_catalog: Catalog,
+) -> None:
+    store = create(durable_catalog)
+    run_id = store.run_id
+    store.journal.number("1/study", "@execution:", durable=True)
+    # Items of a fan-out number from their own connections, each reading only its keys.
+    journals = [durable_catalog.branch_journal(run_id, f"2@{i}") for i in range(4)]
+
+    def number_many(index: int) -> list[int]:
+        journal = journals[index]
+        return [
+            journal.number(f"2@{index}.{n}/study", "@execution:", durable=True) for n in range(25)
+        ]
+
+    with ThreadPoolExecutor(len(journals)) as pool:
+        given = [n for numbers in pool.map(number_many, range(4)) for n in numbers]
+    given.append(store.journal.number("3/study", "@execution:", durable=True))
+    assert sorted(given) == list(range(2, 103))
+    for journal in journals:
+        journal.close()
+    crash(store)
+    # A resumed run keeps every step's number and counts on after them all.
+    reopened = durable_catalog.open(run_id)
+    assert reopened.journal.number("2@3.24/study", "@execution:") in given
+    assert reopened.journal.number("4/study", "@execution:") == 103
     reopened.close()
 
 

@@ -40,6 +40,7 @@ from openprose.vm.state.base import RunInfo, StepRecord
 from openprose.vm.values import Value
 
 ROOT_SCOPE = -1  # execution_id of the root scope (NULL cannot be part of a primary key)
+COUNTER_KEY = "@numbers"  # the step key of a run's counters (``Journal.number``)
 
 _RUN_FIELDS = (
     "program_name",
@@ -293,6 +294,69 @@ class Journal:
                 (self.run_id, key, name, scope, hashed, time.time()),
             )
         self.commits[(key, name, scope)] = hashed
+
+    def number(self, key: str, name: str, *, durable: bool = False) -> int:
+        """The number of kind ``name`` that the thing made at step ``key`` has (a block's
+        execution id, an anonymous binding's, a called program's directory): the one it
+        was given before, else the next of the run's counter for ``name``.  The counter
+        lives in the database, so processes that run items of one run (and a run resumed
+        after them) never hand out the same number twice.  ``durable``: as in
+        ``record_commit``."""
+        known = self.committed(key, name, None)
+        if known is not None:
+            return int(known)
+        now = time.time()
+        with self._lock, (self._transaction if durable else self._relaxed)() as cursor:
+            row = self._numbered(cursor, key, name)
+            if row is None:
+                # The counter's row is locked by the UPDATE (or the conflicting INSERT)
+                # until this transaction ends: a concurrent caller waits, then counts on.
+                cursor.execute(
+                    self._sql(
+                        "UPDATE {p}journal_commits SET value_hash = "
+                        "CAST(CAST(value_hash AS INTEGER) + 1 AS TEXT), recorded_at = ? "
+                        "WHERE run_id = ? AND key = ? AND name = ? AND execution_id = ?"
+                    ),
+                    (now, self.run_id, COUNTER_KEY, name, ROOT_SCOPE),
+                )
+                if cursor.rowcount == 0:
+                    # The run's first number of this kind, counted on from any a run gave
+                    # before its journal had counters.
+                    cursor.execute(
+                        self._sql(
+                            "INSERT INTO {p}journal_commits (run_id, key, name, execution_id, "
+                            "value_hash, recorded_at) SELECT ?, ?, ?, ?, "
+                            "CAST(COALESCE(MAX(CAST(value_hash AS INTEGER)), 0) + 1 AS TEXT), ? "
+                            "FROM {p}journal_commits WHERE run_id = ? AND name = ? "
+                            "ON CONFLICT (run_id, key, name, execution_id) DO UPDATE SET "
+                            "value_hash = CAST(CAST({p}journal_commits.value_hash AS INTEGER) "
+                            "+ 1 AS TEXT), recorded_at = excluded.recorded_at"
+                        ),
+                        (self.run_id, COUNTER_KEY, name, ROOT_SCOPE, now, self.run_id, name),
+                    )
+                counter = self._numbered(cursor, COUNTER_KEY, name)
+                assert counter is not None
+                row = counter
+                cursor.execute(
+                    self._sql(
+                        "INSERT INTO {p}journal_commits (run_id, key, name, execution_id, "
+                        "value_hash, recorded_at) VALUES (?, ?, ?, ?, ?, ?)"
+                    ),
+                    (self.run_id, key, name, ROOT_SCOPE, row, now),
+                )
+        self.commits[(key, name, ROOT_SCOPE)] = row
+        return int(row)
+
+    def _numbered(self, cursor: Any, key: str, name: str) -> str | None:
+        cursor.execute(
+            self._sql(
+                "SELECT value_hash FROM {p}journal_commits "
+                "WHERE run_id = ? AND key = ? AND name = ? AND execution_id = ?"
+            ),
+            (self.run_id, key, name, ROOT_SCOPE),
+        )
+        found = cursor.fetchone()
+        return None if found is None else str(found[0])
 
     # ------------------------------------------------------------------ the run
 
