@@ -324,7 +324,7 @@ def test_items_calling_a_block_on_two_workers_number_their_executions_from_one_c
         return json.loads(done.stdout)["status"] if done.returncode == 0 else None  # not yet
 
     _wait_for(lambda: status() == "completed", 120)
-    shown = _show(prose, run_id, "--state", "postgres", **env)
+    shown = _show(prose, run_id, "--state", "postgres", OPENPROSE_POSTGRES_URL=postgres_db_url)
     notes = [b for b in shown["bindings"] if b["name"] == "note"]
     # One execution of study per item, each with an id of its own, whichever worker ran it.
     assert sorted(b["execution_id"] for b in notes) == list(range(1, 61))
