@@ -298,11 +298,16 @@ def apply(
     if own is not None:
         own.values.update(outcome.scope)
         stage.shadowed.update(outcome.shadowed)
+    raise_failure(outcome)
+    return outcome.value
+
+
+def raise_failure(outcome: BranchOutcome) -> None:
+    """An item's failure, raised as a local item's would be (nothing when it succeeded)."""
     if outcome.fatal is not None:
         raise BackendFatal(outcome.fatal)
     if outcome.error is not None:
         raise ProseError(*outcome.error)
-    return outcome.value
 
 
 def mark_applied(interpreter: Interpreter, task: BranchTask) -> None:

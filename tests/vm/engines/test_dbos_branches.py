@@ -8,6 +8,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from openprose.vm.engines import dbos_branches as branches
 from openprose.vm.engines import dbos_engine as engine
 from openprose.vm.engines.base import Attachment, RunSpec
@@ -206,3 +208,85 @@ def test_a_provider_s_rate_limit_is_its_items_queue_s_limiter(tmp_path: Path) ->
     # instant items took at least two seconds to start, where they would start at once.
     assert all(sum(s <= t < s + 1000 for t in starts) <= 4 for s in starts), starts
     assert starts[-1] - starts[0] >= 2000, starts
+
+
+FAILS_FAST = {
+    "fan-out": (
+        'parallel for x in ["a", "b", "c", "d"]:\n'
+        '  if x == "b":\n    throw "no {x}"\n'
+        '  session "Study {x}"\n'
+    ),
+    "block": (
+        'parallel:\n  session "Study a"\n  throw "no b"\n  session "Study c"\n  session "Study d"\n'
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(FAILS_FAST))
+def test_a_run_taken_over_after_a_fail_fast_fails_with_the_item_s_error(
+    tmp_path: Path, shape: str
+) -> None:
+    text = FAILS_FAST[shape]
+    main = tmp_path / "main.prose"
+    main.write_text(text, encoding="utf-8")
+    spec = RunSpec(
+        str(main),
+        text,
+        runs_root=str(tmp_path / ".prose" / "runs"),
+        offline_delay=2.0,  # the other items are still at their session when b throws
+        options=RunSpec.options_of(Options(jitter=False)),
+    )
+    url = engine.system_database_url(spec.state, Path(spec.runs_root), environ={})
+    run_id = new_run_id()
+    first = asyncio.run(engine.DbosExecutor(url).run(spec, run_id, Attachment()))
+    assert first.status == "error" and "no b" in first.error
+    assert sorted(_items(url, run_id).values()) == ["CANCELLED"] * 3 + ["SUCCESS"]
+    _lose_its_executor(url, run_id)
+    again = asyncio.run(_taken_over(url, run_id))
+    # The run finds its items as they ended: b's failure, not a cancellation, is its error.
+    assert again.status == "error" and again.error == first.error
+
+
+def _lose_its_executor(url: str, run_id: str) -> None:
+    """As if the run's executor had died after fail-fast cancelled the other items, before
+    the run's end was recorded: the run is pending on an executor that is gone."""
+    import socket
+    import sqlite3
+    import subprocess
+    import sys
+
+    ended = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    database = engine.sqlite_file(url)
+    assert database is not None
+    with sqlite3.connect(database) as connection:
+        connection.execute(
+            "UPDATE workflow_status SET status = 'PENDING', executor_id = ?, "
+            "output = NULL, error = NULL WHERE workflow_uuid = ?",
+            (f"{socket.gethostname()}:{int(ended.stdout)}", run_id),
+        )
+
+
+async def _taken_over(url: str, run_id: str) -> Any:
+    """The run's result once a worker has recovered it and executed it again."""
+
+    def ended() -> Any:
+        with engine.client(url) as client:
+            [run] = client.list_workflows(workflow_ids=[run_id], load_input=False)
+        return run.output if run.status in ("SUCCESS", "ERROR") else None
+
+    stop = asyncio.Event()
+    worker = asyncio.create_task(engine.work(url, concurrency=1, stop=stop))
+    try:
+        for _ in range(600):
+            await asyncio.sleep(0.1)
+            if (result := await asyncio.to_thread(ended)) is not None:
+                return result
+        raise AssertionError("the run was not taken over")
+    finally:
+        stop.set()
+        await worker

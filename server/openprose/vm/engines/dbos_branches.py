@@ -27,7 +27,7 @@ import asyncio
 import contextvars
 import functools
 import threading
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -41,6 +41,7 @@ from openprose.vm.branches import (
     apply,
     block_task,
     mark_applied,
+    raise_failure,
     run_task,
     tasks_for,
     why_local,
@@ -97,6 +98,11 @@ def branch_workflow() -> Any:
 
         _registered.append(run_branch)
     return _registered[0]
+
+
+# How long a branch cancelled by a sibling's failure waits for that sibling's branch to
+# fail the block, when a run taken over finds them both ended.
+SIBLING_SECONDS = 60.0
 
 
 def branch_id(run_id: str, task: BranchTask) -> str:
@@ -200,6 +206,14 @@ class DbosBranches:
                     following = more.stop
                 for workflow in await _outside(_finished(list(waiting))):
                     i = waiting.pop(workflow.workflow_id)
+                    if workflow.status == "CANCELLED":
+                        # Taken over after a fail-fast: the item whose failure cancelled
+                        # this one fails the fan-out, as it did before.
+                        i, workflow = await _outside(
+                            _cause(
+                                ids, i, workflow, lambda j: applied_before(interpreter, tasks[j])
+                            )
+                        )
                     label = f"item {i + 1} of the fan-out"
                     results[i] = _take(interpreter, ctx, stages[i], workflow, tasks[i], label)
                 if waiting:
@@ -231,6 +245,23 @@ class DbosBranches:
                 await asyncio.sleep(POLL_SECONDS)
             waiting = False
             label = f"branch {letter(index)} of the parallel block"
+            if found[0].status == "CANCELLED":
+                # Taken over after a fail-fast: the sibling whose failure cancelled this
+                # branch fails the block, from its own branch, which applies its outcome
+                # and names it; this one waits to be cancelled by the block, as then.
+                tasks = [
+                    block_task(interpreter, node, ctx, j)
+                    for j in range(len(node.body_statements()))
+                ]
+                siblings = [branch_id(self.run_id, sibling) for sibling in tasks]
+                j, cause = await _outside(
+                    _cause(
+                        siblings, index, found[0], lambda k: applied_before(interpreter, tasks[k])
+                    )
+                )
+                if j != index:
+                    await asyncio.sleep(SIBLING_SECONDS)
+                    raise_failure(cause.output)  # the sibling never did (not expected)
             return _take(interpreter, ctx, stage, found[0], task, label, own)
         finally:
             if waiting and not STOPPING.is_set():
@@ -261,6 +292,29 @@ async def _finished(ids: list[str]) -> list[Any]:
         workflow_ids=ids, status=_FINISHED, load_input=False
     )
     return found
+
+
+async def _cause(
+    ids: list[str], index: int, cancelled: Any, applied: Callable[[int], bool]
+) -> tuple[int, Any]:
+    """The item of ``ids`` (a fan-out's items, or a block's branches) whose failure
+    cancelled the others, and its index: the failure the run applied before it was taken
+    over, else the first failure in order; else the cancelled one at ``index``, as
+    found."""
+    from dbos import DBOS
+
+    ended: list[Any] = await DBOS.list_workflows_async(
+        workflow_ids=ids, status="SUCCESS", load_input=False
+    )
+    place = {workflow_id: i for i, workflow_id in enumerate(ids)}
+    failed = [
+        (place[w.workflow_id], w)
+        for w in ended
+        if isinstance(w.output, BranchOutcome) and (w.output.error or w.output.fatal)
+    ]
+    return min(
+        failed, key=lambda found: (not applied(found[0]), found[0]), default=(index, cancelled)
+    )
 
 
 async def _cancel(ids: list[str]) -> None:
