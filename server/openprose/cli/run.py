@@ -291,7 +291,7 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     state = args.state or (config.state if config is not None else None) or "filesystem"
     engine = args.engine or (config.engine if config is not None else None) or "local"
     if engine == "dbos":
-        _dbos_usable(args, state, fetched)
+        _dbos_usable(args, state)
     elif args.detach:
         raise UsageError("--detach goes with --engine dbos (a local run lives with its process)")
     runs_root = Path(args.run_dir).resolve() if args.run_dir else Path.cwd() / ".prose" / "runs"
@@ -354,6 +354,8 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         record=str(Path(args.record).resolve()) if args.record and engine == "dbos" else None,
         replay=str(Path(args.replay).resolve()) if args.replay else None,
         model_map=model_map,
+        allow_remote=loader is not None,
+        fetched=fetched,
         options=RunSpec.options_of(
             Options(
                 concurrency=args.concurrency,
@@ -460,7 +462,7 @@ def _model_map(args: argparse.Namespace) -> dict[str, str]:
         raise UsageError(str(error)) from None
 
 
-def _dbos_usable(args: argparse.Namespace, state: str, fetched: Any) -> None:
+def _dbos_usable(args: argparse.Namespace, state: str) -> None:
     """What the dbos engine cannot do yet, refused before anything runs."""
     from openprose.vm.engines.dbos_engine import EngineError, require_dbos
 
@@ -478,8 +480,6 @@ def _dbos_usable(args: argparse.Namespace, state: str, fetched: Any) -> None:
             "--engine dbos takes over an interrupted run by itself (`prose worker`); "
             "--resume is for runs of the local engine"
         )
-    if fetched is not None or args.allow_remote:
-        raise UsageError("--engine dbos does not run remote programs yet (docs/scale.md)")
 
 
 def _run_on_dbos(

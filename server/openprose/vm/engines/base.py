@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from openprose.vm.backends.base import Backend
     from openprose.vm.interpreter import Ask, Clock, Confirm, EventSink, Options, RunResult
+    from openprose.vm.remote import Fetched, RemoteLoader
     from openprose.vm.state.base import Catalog
     from openprose.vm.values import Value
 
@@ -39,6 +40,8 @@ class RunSpec:
     record: str | None = None  # a file every model exchange is appended to, by any worker
     model_map: dict[str, str] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)  # Options' fields
+    allow_remote: bool = False  # the run may fetch the remote programs it imports
+    fetched: Fetched | None = None  # the program itself, as fetched when the run was asked for
 
     @property
     def program_path(self) -> Path:
@@ -55,6 +58,17 @@ class RunSpec:
         from openprose.vm.state import open_catalog
 
         return open_catalog(self.state, Path(self.runs_root), project_root=self.project_dir)
+
+    def remote(self) -> RemoteLoader | None:
+        """The run's fetcher of remote programs (None: they are refused), in the process
+        that executes it: the registry and certificates are that process's environment's."""
+        if not self.allow_remote:
+            return None
+        import os
+
+        from openprose.vm.remote import RemoteLoader
+
+        return RemoteLoader(os.environ)
 
     def run_options(self) -> Options:
         from openprose.vm.interpreter import Options

@@ -173,7 +173,7 @@ class DbosBranches:
     def __init__(self, spec: RunSpec, run_id: str) -> None:
         # What every item's workflow carries: the program and the inputs are the run's,
         # read from its own workflow where an item needs them (the inputs are in scope).
-        self.spec = replace(spec, text="", inputs={})
+        self.spec = replace(spec, text="", inputs={}, fetched=None)
         self.run_id = run_id
 
     def takes(self, interpreter: Interpreter, node: Any, ctx: Ctx) -> bool:

@@ -256,13 +256,14 @@ async def execute(spec: RunSpec) -> RunResult:
         attachment = replace(attachment, telemetry=ITEM_TELEMETRY[0])  # prose worker --otel
     catalog = spec.catalog()
     branches = DbosBranches(spec, run_id)
+    resources = {"branches": branches, "remote": spec.remote(), "fetched": spec.fetched}
     try:
         catalog.info(run_id)
     except StateError:
         # Not begun: the run is made under the workflow's id.
-        return await LocalExecutor(branches=branches).run(spec, run_id, attachment)
+        return await LocalExecutor(**resources).run(spec, run_id, attachment)
     store = await _taken_over(catalog, run_id)
-    return await LocalExecutor(resume=store, branches=branches).run(spec, None, attachment)
+    return await LocalExecutor(resume=store, **resources).run(spec, None, attachment)
 
 
 async def _taken_over(catalog: Any, run_id: str) -> Any:
