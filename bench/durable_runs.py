@@ -8,6 +8,8 @@
    after 1,000 sessions; the resume (opening the run, re-walking the 1,000 steps from the
    journal) is timed until the backend is called for session 1,001.  Goal: < 1 s.
 3. Bindings committed per second, calling the store directly.
+4. What a block call's execution id costs (``Journal.number``), beside the single journal
+   entry it cost before the run's counter.
 
 PostgreSQL is measured when ``--postgres-url`` is given (or OPENPROSE_POSTGRES_URL is set),
 or with ``--postgres-cluster``: a throwaway cluster with PostgreSQL's default durability
@@ -178,6 +180,36 @@ def bindings_per_second(states: list[str], n: int, tmp: str | None) -> None:
         print(f"   {state:12} {n / elapsed:9.0f} bindings/s ({elapsed / n * 1000:.3f} ms each)")
 
 
+def numbers_per_second(states: list[str], n: int, tmp: str | None) -> None:
+    print(
+        f"4. a block call's execution id ({n} of them, one store): "
+        "Journal.number (the run's counter, shared by the processes that run its items) "
+        "beside the one journal entry a run wrote for each before the counter"
+    )
+    for state in states:
+        with tempfile.TemporaryDirectory(dir=tmp) as directory:
+            try:
+                catalog = open_catalog(state, Path(directory) / ".prose" / "runs")
+                store = catalog.create('session "x"\n', "bench.prose", {})
+            except StateError as error:
+                print(f"   {state:12} unavailable: {error}")
+                continue
+            journal = store.journal
+            start = time.perf_counter()
+            for i in range(n):
+                journal.number(f"{i}/study", "@execution:", durable=True)
+            counted = time.perf_counter() - start
+            start = time.perf_counter()
+            for i in range(n):
+                journal.record_commit(f"{i}/study", "@before:", None, str(i + 1), durable=True)
+            entries = time.perf_counter() - start
+            store.close()
+        print(
+            f"   {state:12} {counted / n * 1000:.3f} ms each with the counter, "
+            f"{entries / n * 1000:.3f} ms with an entry alone"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=500, help="sessions in test 1")
@@ -206,6 +238,7 @@ def main() -> None:
         journal_alone(args.steps, args.tmp)
         resume_time(states, args.resume_steps, args.repeats, args.tmp)
         bindings_per_second(states, args.bindings, args.tmp)
+        numbers_per_second(states, args.bindings, args.tmp)
     finally:
         if cluster is not None:
             cluster.stop()
