@@ -294,14 +294,17 @@ def test_an_interrupted_attached_run_leaves_its_items_to_the_worker_taking_it_ov
 
 
 CALLING = (
+    'use "./polish" as polish\n'
     "block study(x):\n"
     '  let note = session "Study item #{x}#"\n'
+    "  let better = polish(text: note)\n"
     "let out = parallel for x in [" + ", ".join(f'"{n}"' for n in range(60)) + "]:\n"
     "  do study(x)\n"
 )
+POLISH = 'input text: "A note"\noutput polished = session "Polish {text}"\n'
 
 
-def test_items_calling_a_block_on_two_workers_number_their_executions_from_one_counter(
+def test_items_calling_a_block_and_a_program_on_two_workers_share_the_run_s_counters(
     prose: Any,
     tmp_path: Path,
     workers: Callable[..., subprocess.Popen[str]],  # noqa: F811
@@ -311,6 +314,7 @@ def test_items_calling_a_block_on_two_workers_number_their_executions_from_one_c
 
     env = {"OPENPROSE_POSTGRES_URL": postgres_db_url}
     (tmp_path / "main.prose").write_text(CALLING, encoding="utf-8")
+    (tmp_path / "polish.prose").write_text(POLISH, encoding="utf-8")
     done = prose(
         "run", "main.prose", "--engine", "dbos", "--detach", "--state", "postgres",
         "--concurrency", "60", "--offline-delay", "0.05", **env,
@@ -327,10 +331,22 @@ def test_items_calling_a_block_on_two_workers_number_their_executions_from_one_c
     shown = _show(prose, run_id, "--state", "postgres", OPENPROSE_POSTGRES_URL=postgres_db_url)
     notes = [b for b in shown["bindings"] if b["name"] == "note"]
     # One execution of study per item, each with an id of its own, whichever worker ran it.
-    assert sorted(b["execution_id"] for b in notes) == list(range(1, 61))
+    names = Counter(b["name"].split(".")[-1] for b in shown["bindings"])
+    assert sorted(b["execution_id"] for b in notes) == list(range(1, 61)), (run_id, names)
     found = sorted(int(n) for b in notes for n in re.findall(r"#(\d+)#", str(b["value"])))
     assert found == list(range(60))
     with psycopg.connect(postgres_db_url) as connection:
+        # One state per call of polish, named by the run's counter, each with its binding.
+        called = connection.execute(
+            "SELECT i.alias, b.value FROM openprose.imports i JOIN openprose.bindings b "
+            "ON b.run_id = i.run_id AND b.name = i.alias || '.polished' WHERE i.run_id = %s",
+            (run_id,),
+        ).fetchall()
+        assert sorted(alias for alias, _value in called) == sorted(
+            f"local--polish-{n}" for n in range(1, 61)
+        )
+        polished = sorted(int(n) for _a, value in called for n in re.findall(r"#(\d+)#", value))
+        assert polished == list(range(60))
         rows = connection.execute(
             "SELECT DISTINCT executor_id FROM dbos.workflow_status "
             "WHERE name = 'openprose.branch' AND workflow_uuid LIKE %s",

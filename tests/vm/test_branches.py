@@ -71,6 +71,50 @@ def test_which_fan_outs_travel(tmp_path: Path, body: str, reason: str | None) ->
     assert (found is None) if reason is None else (found is not None and reason in found)
 
 
+CALLED = {
+    "plain.prose": 'input x: "x"\noutput y = session "Study {x}"\n',
+    "deeper.prose": 'use "./plain" as plain\ninput x: "x"\noutput y = plain(x: x)\n',
+    "keeper.prose": (
+        "agent keeper:\n  model: sonnet\n  persist: true\n"
+        'input x: "x"\noutput y = session: keeper\n  prompt: "Keep {x}"\n'
+    ),
+    "remembers.prose": 'use "./keeper" as keeper\ninput x: "x"\noutput y = keeper(x: x)\n',
+    "loops.prose": 'use "./loops" as again\ninput x: "x"\noutput y = again(x: x)\n',
+}
+
+
+@pytest.mark.parametrize(
+    ("used", "reason"),
+    [
+        ("./plain", None),
+        ("./deeper", None),  # a program that calls another
+        ("./loops", None),  # one that calls itself: looked into once
+        ("./missing", None),  # the call fails alike wherever it runs
+        ("./keeper", "keeper.prose, whose agent has memory"),
+        ("./remembers", "keeper.prose, whose agent has memory"),  # through another
+        ("alice/research", "remote program"),
+    ],
+)
+def test_which_program_calls_travel(tmp_path: Path, used: str, reason: str | None) -> None:
+    from openprose.vm.runner import load_import
+
+    for name, text in CALLED.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    text = f'use "{used}" as called\nlet out = parallel for x in ["a", "b"]:\n  called(x: x)\n'
+    catalog = open_catalog("filesystem", tmp_path / "runs")
+    store = catalog.create(text, "main.prose", {})
+    interpreter = Interpreter(
+        parse(text),
+        OfflineBackend(),
+        store=store,
+        program_path=tmp_path / "main.prose",
+        load_program=load_import,
+    )
+    interpreter.collect()
+    found = why_local(interpreter, _host(interpreter))
+    assert (found is None) if reason is None else (found is not None and reason in found), found
+
+
 def test_a_run_with_a_spending_limit_keeps_its_items(tmp_path: Path) -> None:
     interpreter = _interpreter(FAN_OUT, tmp_path, Options(max_sessions=10))
     assert "spending limit" in (why_local(interpreter, _host(interpreter)) or "")
@@ -98,7 +142,7 @@ def test_an_item_run_again_is_answered_from_the_run_s_journal(tmp_path: Path) ->
     assert pickle.loads(pickle.dumps(task)) == task  # it travels as DBOS's pickle
 
     def run(backend: Any) -> Any:
-        store = BranchStore(catalog.branch_journal(run_id, task.branch_key), run_id, "filesystem")
+        store = BranchStore(catalog.branch_store(run_id, task.branch_key))
         try:
             return asyncio.run(run_task(task, parse(FAN_OUT), backend, store))
         finally:

@@ -252,10 +252,12 @@ def table(rows: Sequence[Sequence[str]]) -> str:
 
 @_handled
 def list_runs(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    # The dbos engine's runs that no worker has begun yet (a begun run is in the catalog),
+    # read before the catalog: a run a worker begins in between is in the second.
+    waiting = queued_runs(args)
     infos = all_runs(args)
     known = {info.run_id for info in infos}
-    # The dbos engine's runs that no worker has begun yet (a begun run is in the catalog).
-    infos = [*(w for w in queued_runs(args) if w.run_id not in known), *infos]
+    infos = [*(w for w in waiting if w.run_id not in known), *infos]
     if args.json:
         json.dump([info.to_json() for info in infos], stdout, ensure_ascii=False, indent=2)
         stdout.write("\n")

@@ -25,10 +25,12 @@ from openprose.vm.accounting import Entry
 from openprose.vm.backends.base import Backend, BackendFatal, Usage
 from openprose.vm.engines.base import RunSpec
 from openprose.vm.interpreter import Ctx, Interpreter, Pending, Stage, letter, persistence
+from openprose.vm.remote import is_remote
 from openprose.vm.scope import Frame, Scope
 from openprose.vm.values import ProseError, Value
 
 if TYPE_CHECKING:
+    from openprose.vm.state.base import RunStore
     from openprose.vm.telemetry import Telemetry
 
 # States whose journal another process can open while the run holds it.
@@ -124,12 +126,51 @@ def why_local(interpreter: Interpreter, host: Any) -> str | None:
         return "a race (`first`, `any`) is decided by what one process sees finish first"
     # What an item runs is its body and the bodies of the blocks it calls.
     for node in (n for root in _reached(interpreter, host) for n in t.iter_nodes(root)):
-        if isinstance(node, t.ProgramCall):
-            return "an item calls a program"
+        if isinstance(node, t.ProgramCall) and (why := _why_callee_local(interpreter, node)):
+            return why
         if isinstance(node, t.InputDeclaration):
             return "an item asks for an input"
         if isinstance(node, t.Session | t.Resume) and _remembers(interpreter, node):
             return "an item's agent has memory"
+    return None
+
+
+def _why_callee_local(
+    interpreter: Interpreter, call: t.ProgramCall, seen: set[Path] | None = None
+) -> str | None:
+    """Why an item calling this program must run in the run's process (None: the program,
+    and those it calls, can run in the item's).  A called program gets its own state, made
+    under the run's by whichever process calls it; it asks nobody for inputs (its caller
+    gives them)."""
+    seen = set() if seen is None else seen
+    source = interpreter.imports.get(call.name.value if call.name is not None else "")
+    if source is None:
+        return None  # not imported: the call fails alike wherever it runs
+    if is_remote(source):
+        return "an item calls a remote program (the run names its state in one process)"
+    if interpreter.load_program is None or interpreter.fetched:
+        return "an item calls a program that only the run's process may load"
+    path = interpreter.resolve_import(source)
+    if path in seen:
+        return None
+    seen.add(path)
+    try:
+        _text, module = interpreter.load_program(path)
+    except ProseError:
+        return None  # the program has errors, or is not there: the item fails as here
+    callee = Interpreter(
+        module,
+        interpreter.backend,
+        program_path=path,
+        load_program=interpreter.load_program,
+        options=interpreter.options,
+    )
+    callee.collect()
+    for node in t.iter_nodes(module):
+        if isinstance(node, t.ProgramCall) and (why := _why_callee_local(callee, node, seen)):
+            return why
+        if isinstance(node, t.Session | t.Resume) and _remembers(callee, node):
+            return f"an item calls {path.name}, whose agent has memory"
     return None
 
 
@@ -319,21 +360,27 @@ def mark_applied(interpreter: Interpreter, task: BranchTask) -> None:
 
 
 class BranchStore:
-    """What an item's interpreter has of the run's state: its journal (shared with the
-    run, read under the item's keys).  An item commits nothing and narrates nothing
-    itself: both go back to the run."""
+    """What an item's interpreter has of the run's state (``Catalog.branch_store``): its
+    journal (shared with the run, read under the item's keys), and the states of the
+    programs the item calls, made under the run's.  An item commits nothing and narrates
+    nothing itself: both go back to the run."""
 
     path: Path | None = None
     replaying = False
 
-    def __init__(self, journal: Any, run_id: str, state: str) -> None:
-        self._journal = journal
-        self.run_id = run_id
-        self.state = state
+    def __init__(self, run: RunStore) -> None:
+        self._run = run
+        self.run_id = run.run_id
+        self.state = run.state
 
     @property
     def journal(self) -> Any:
-        return self._journal
+        return self._run.journal
+
+    def child(self, key: str, name: str, text: str, program_name: str) -> RunStore:
+        """The state of the program called at step ``key``: the called program commits
+        its bindings and narrates there itself, as in the run's process."""
+        return self._run.child(key, name, text, program_name)
 
     def memory_connection(self) -> Any:
         # why_local keeps the items whose agents have memory in the run's process.
@@ -346,7 +393,7 @@ class BranchStore:
         raise RuntimeError("an item's bindings are committed by its run, at the join")
 
     def close(self) -> None:
-        self._journal.close()
+        self._run.close()
 
 
 async def run_task(
@@ -365,6 +412,7 @@ async def run_task(
     from openprose.vm.backends.base import bind_run
     from openprose.vm.backends.replay import JournalBackend
     from openprose.vm.interpreter import Options
+    from openprose.vm.runner import load_import
 
     outcome = BranchOutcome()
 
@@ -384,6 +432,7 @@ async def run_task(
         sinks=[outcome.events.append],
         options=Options(**task.options),
         project_root=project_root,
+        load_program=load_import,  # the programs it calls (why_local keeps remote ones)
     )
     interpreter.collect()
     scope: Scope | None = None

@@ -5,6 +5,7 @@ keeps it here.  Workers sharing items across processes: tests/cli/test_worker_fa
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,9 @@ from openprose.vm.engines import dbos_engine as engine
 from openprose.vm.engines.base import Attachment, RunSpec
 from openprose.vm.interpreter import Options
 from openprose.vm.rundir import new_run_id
+
+# A fixture (it skips without PostgreSQL locally, and fails under CI).
+from tests.postgres_cluster import postgres_db_url  # noqa: F401
 from tests.support.extras import require
 
 require("dbos", "pip install 'openprose[dbos]'")
@@ -33,16 +37,22 @@ def _run(
     options: Options | None = None,
     rate_limits: dict[str, tuple[int, float] | None] | None = None,
     attachment: Attachment | None = None,
+    state: str = "filesystem",
 ) -> tuple[str, str, Any]:
     main = tmp_path / "main.prose"
     main.write_text(text, encoding="utf-8")
     spec = RunSpec(
         str(main),
         text,
+        state=state,
         runs_root=str(tmp_path / ".prose" / "runs"),
         options=RunSpec.options_of(options or Options(jitter=False)),
     )
-    url = engine.system_database_url(spec.state, Path(spec.runs_root), environ={})
+    # The cluster's URL for the postgres state (a test sets it); nothing else of the
+    # environment (a user's OPENPROSE_DBOS_URL).
+    given = os.environ.get("OPENPROSE_POSTGRES_URL") if state == "postgres" else None
+    environ = {"OPENPROSE_POSTGRES_URL": given} if given else {}
+    url = engine.system_database_url(spec.state, Path(spec.runs_root), environ=environ)
     run_id = new_run_id()
     executor = engine.DbosExecutor(url, rate_limits)
     result = asyncio.run(executor.run(spec, run_id, attachment or Attachment()))
@@ -144,6 +154,56 @@ def test_an_item_s_workflow_carries_neither_the_program_nor_the_collection(
     # ... and each item still read the program and the names it needs.
     bindings = tmp_path / ".prose" / "runs" / run_id / "bindings"
     assert "Study entry 199 briefly" in (bindings / "out.md").read_text(encoding="utf-8")
+
+
+STUDY = 'input topic: "What to study"\nlet notes = session "Study {topic}"\noutput found = notes\n'
+CALLING = (
+    'use "./study" as study\n'
+    'let out = parallel for x in ["a", "b", "c"]:\n'
+    "  study(topic: x)\n"
+    "output all = out\n"
+)
+
+
+@pytest.mark.parametrize("state", ["filesystem", "sqlite", "postgres"])
+def test_items_that_call_a_program_travel_and_make_its_state_under_the_run_s(
+    tmp_path: Path, state: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from openprose.vm.engines.local import LocalExecutor
+
+    if state == "postgres":
+        monkeypatch.setenv("OPENPROSE_POSTGRES_URL", request.getfixturevalue("postgres_db_url"))
+
+    (tmp_path / "study.prose").write_text(STUDY, encoding="utf-8")
+    url, run_id, result = _run(tmp_path, CALLING, state=state)
+    assert result.status == "success", result.error
+    assert sorted(_items(url, run_id)) == [f"{run_id}/2@{i}" for i in range(3)]
+    # One state per call, numbered by the run's counter whichever process made it.
+    assert _called_states(tmp_path, state, run_id) == [f"local--study-{n}" for n in (1, 2, 3)]
+    here = RunSpec(
+        str(tmp_path / "main.prose"),
+        CALLING,
+        state=state,
+        runs_root=str(tmp_path / "local" / "runs"),
+        options=RunSpec.options_of(Options(jitter=False)),
+    )
+    local = asyncio.run(LocalExecutor().run(here, None, Attachment()))
+    assert result.outputs == local.outputs
+    assert [r["found"] for r in result.outputs["all"]] == [
+        f"[dry run] Study {x} (agent: -; model: default)" for x in "abc"
+    ]
+
+
+def _called_states(tmp_path: Path, state: str, run_id: str) -> list[str]:
+    if state != "postgres":
+        return sorted(p.name for p in (tmp_path / ".prose/runs" / run_id / "imports").iterdir())
+    import psycopg
+
+    with psycopg.connect(os.environ["OPENPROSE_POSTGRES_URL"]) as connection:
+        rows = connection.execute(
+            "SELECT alias FROM openprose.imports WHERE run_id = %s ORDER BY alias", (run_id,)
+        ).fetchall()
+    return [alias for (alias,) in rows]
 
 
 BLOCK = (

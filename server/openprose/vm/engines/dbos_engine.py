@@ -596,9 +596,12 @@ def cancel(url: str, run_id: str) -> None:
 
 
 def queued(url: str) -> list[tuple[str, RunSpec, float]]:
-    """The runs waiting on the queue, oldest first: id, spec, when queued (epoch seconds)."""
+    """The runs waiting on the queue, oldest first: id, spec, when queued (epoch seconds).
+    With them the runs a worker has just taken, which may not be in their state yet."""
     with client(url) as dbos_client:
-        found = dbos_client.list_workflows(name=RUN_WORKFLOW, status="ENQUEUED", load_output=False)
+        found = dbos_client.list_workflows(
+            name=RUN_WORKFLOW, status=["ENQUEUED", "PENDING"], load_output=False
+        )
     waiting = []
     for workflow in found:
         args = (workflow.input or {}).get("args") or ()

@@ -175,3 +175,10 @@ class Catalog(Protocol):
         (an item of its fan-out, vm/branches.py); StateError where the journal cannot be
         shared."""
         ...
+
+    def branch_store(self, run_id: str, under: str) -> RunStore:
+        """The store of a run another process holds, as an item of its fan-out sees it:
+        its ``branch_journal``, without the run's claim.  The item commits nothing to it
+        and narrates nothing in it (vm/branches.BranchStore): it makes there the states
+        of the programs it calls (``child``)."""
+        ...

@@ -129,6 +129,10 @@ class FilesystemCatalog(DirectoryCatalog[FilesystemStore]):
         journal.load(under)
         return journal
 
+    def branch_store(self, run_id: str, under: str) -> FilesystemStore:
+        journal = self.branch_journal(run_id, under)
+        return FilesystemStore(RunDirectory(self.root / run_id, run_id), journal, Replay(False))
+
     def info(self, run_id: str) -> RunInfo:
         journal = Journal.sqlite(self._path(run_id), run_id)
         try:

@@ -230,6 +230,9 @@ class InContextCatalog:
     def branch_journal(self, run_id: str, under: str) -> Journal:
         raise StateError("an in-context run keeps its journal in its own process")
 
+    def branch_store(self, run_id: str, under: str) -> InContextStore:
+        raise StateError("an in-context run keeps its state in its own process")
+
     def info(self, run_id: str) -> RunInfo:
         store = self._live.get(run_id)
         if store is None:
