@@ -321,7 +321,9 @@ def test_items_calling_a_block_and_a_program_on_two_workers_share_the_run_s_coun
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     run_id = done.stdout.strip()
-    started = [workers("--state", "postgres", *WORKER_ARGS, **env) for _ in range(2)]
+    # An item that calls a program holds two connections to PostgreSQL: 8 at once in each.
+    worker_args = ("--concurrency", "1", "--branch-concurrency", "8")
+    started = [workers("--state", "postgres", *worker_args, **env) for _ in range(2)]
 
     def status() -> str | None:
         done = prose("runs", "show", run_id, "--json", "--state", "postgres", **env)

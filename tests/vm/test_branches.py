@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import pickle
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -142,7 +143,8 @@ def test_an_item_run_again_is_answered_from_the_run_s_journal(tmp_path: Path) ->
     assert pickle.loads(pickle.dumps(task)) == task  # it travels as DBOS's pickle
 
     def run(backend: Any) -> Any:
-        store = BranchStore(catalog.branch_store(run_id, task.branch_key))
+        journal = catalog.branch_journal(run_id, task.branch_key)
+        store = BranchStore(journal, run_id, "filesystem", partial(catalog.branch_store, run_id))
         try:
             return asyncio.run(run_task(task, parse(FAN_OUT), backend, store))
         finally:

@@ -15,6 +15,7 @@ Not every fan-out can travel: ``why_local`` says which stay here, and why.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -360,26 +361,39 @@ def mark_applied(interpreter: Interpreter, task: BranchTask) -> None:
 
 
 class BranchStore:
-    """What an item's interpreter has of the run's state (``Catalog.branch_store``): its
-    journal (shared with the run, read under the item's keys), and the states of the
-    programs the item calls, made under the run's.  An item commits nothing and narrates
-    nothing itself: both go back to the run."""
+    """What an item's interpreter has of the run's state: its journal (shared with the
+    run, read under the item's keys: ``Catalog.branch_journal``), and the states of the
+    programs the item calls, made under the run's (``Catalog.branch_store``, opened only
+    for an item that calls one: on PostgreSQL it is a connection more).  An item commits
+    nothing and narrates nothing itself: both go back to the run."""
 
     path: Path | None = None
     replaying = False
 
-    def __init__(self, run: RunStore) -> None:
-        self._run = run
-        self.run_id = run.run_id
-        self.state = run.state
+    def __init__(
+        self,
+        journal: Any,
+        run_id: str,
+        state: str,
+        open_run: Callable[[Any], RunStore] | None = None,
+    ) -> None:
+        self._journal = journal
+        self.run_id = run_id
+        self.state = state
+        self._open_run = open_run  # the run's store over this journal
+        self._run: RunStore | None = None
 
     @property
     def journal(self) -> Any:
-        return self._run.journal
+        return self._journal
 
     def child(self, key: str, name: str, text: str, program_name: str) -> RunStore:
         """The state of the program called at step ``key``: the called program commits
         its bindings and narrates there itself, as in the run's process."""
+        if self._run is None:
+            if self._open_run is None:
+                raise RuntimeError("this item cannot make the state of a program it calls")
+            self._run = self._open_run(self._journal)
         return self._run.child(key, name, text, program_name)
 
     def memory_connection(self) -> Any:
@@ -393,7 +407,10 @@ class BranchStore:
         raise RuntimeError("an item's bindings are committed by its run, at the join")
 
     def close(self) -> None:
-        self._run.close()
+        if self._run is not None:
+            self._run.close()  # and the journal it was opened over
+        else:
+            self._journal.close()
 
 
 async def run_task(

@@ -29,6 +29,7 @@ import functools
 import threading
 from collections.abc import Callable, Coroutine
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from openprose.config import MODEL_BACKENDS
@@ -120,8 +121,9 @@ async def execute_branch(spec: RunSpec, run_id: str, task: BranchTask) -> Branch
     """The body of an item's workflow, in whichever worker dequeued it."""
     if not spec.text:
         spec = replace(spec, text=await _outside(_program_of(run_id)))
-    run = await asyncio.to_thread(spec.catalog().branch_store, run_id, task.branch_key)
-    store = BranchStore(run)
+    catalog = spec.catalog()
+    journal = await asyncio.to_thread(catalog.branch_journal, run_id, task.branch_key)
+    store = BranchStore(journal, run_id, spec.state, partial(catalog.branch_store, run_id))
     backend = LENT_BACKENDS.get(run_id) or build_backend(spec)
     telemetry = ITEM_TELEMETRY[0] if ITEM_TELEMETRY else None
     detach = attach_trace(task.trace) if telemetry is not None else None

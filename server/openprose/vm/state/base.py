@@ -176,9 +176,10 @@ class Catalog(Protocol):
         shared."""
         ...
 
-    def branch_store(self, run_id: str, under: str) -> RunStore:
-        """The store of a run another process holds, as an item of its fan-out sees it:
-        its ``branch_journal``, without the run's claim.  The item commits nothing to it
-        and narrates nothing in it (vm/branches.BranchStore): it makes there the states
-        of the programs it calls (``child``)."""
+    def branch_store(self, run_id: str, journal: Any) -> RunStore:
+        """The store of a run another process holds, over ``journal`` (its
+        ``branch_journal``), without the run's claim; closing it closes the journal.  An
+        item of the run's fan-out commits nothing to it and narrates nothing in it
+        (vm/branches.BranchStore): it makes there the states of the programs it calls
+        (``child``)."""
         ...

@@ -129,8 +129,8 @@ class FilesystemCatalog(DirectoryCatalog[FilesystemStore]):
         journal.load(under)
         return journal
 
-    def branch_store(self, run_id: str, under: str) -> FilesystemStore:
-        journal = self.branch_journal(run_id, under)
+    def branch_store(self, run_id: str, journal: Journal) -> FilesystemStore:
+        self._path(run_id)  # StateError when there is no such run
         return FilesystemStore(RunDirectory(self.root / run_id, run_id), journal, Replay(False))
 
     def info(self, run_id: str) -> RunInfo:

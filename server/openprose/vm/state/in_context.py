@@ -230,7 +230,7 @@ class InContextCatalog:
     def branch_journal(self, run_id: str, under: str) -> Journal:
         raise StateError("an in-context run keeps its journal in its own process")
 
-    def branch_store(self, run_id: str, under: str) -> InContextStore:
+    def branch_store(self, run_id: str, journal: Journal) -> InContextStore:
         raise StateError("an in-context run keeps its state in its own process")
 
     def info(self, run_id: str) -> RunInfo:

@@ -694,12 +694,10 @@ class PostgresCatalog:
             raise self._error(f"cannot open run {run_id}", error) from None
         return journal
 
-    def branch_store(self, run_id: str, under: str) -> PostgresStore:
-        journal = self.branch_journal(run_id, under)
+    def branch_store(self, run_id: str, journal: Journal) -> PostgresStore:
         try:
             rows = self._connect()
         except _driver().Error as error:
-            journal.close()
             raise self._error(f"cannot open run {run_id}", error) from None
         record = RunRecord(rows, run_id, location=self.location, reconnect=self._plain)
         return PostgresStore(record, journal, Replay(False))

@@ -449,13 +449,11 @@ class SqliteCatalog(DirectoryCatalog[SqliteStore]):
         journal.load(under)
         return journal
 
-    def branch_store(self, run_id: str, under: str) -> SqliteStore:
+    def branch_store(self, run_id: str, journal: Journal) -> SqliteStore:
         path = self._path(run_id)
-        journal = self.branch_journal(run_id, under)
         try:
             database = SqliteRunDatabase(path)
         except sqlite3.Error as error:
-            journal.close()
             raise StateError(f"cannot open run {run_id}: {error}") from None
         return SqliteStore(path.parent, run_id, database, journal, Replay(False))
 
