@@ -97,6 +97,9 @@ class BranchOutcome:
     fatal: str | None = None  # the run must stop (a limit, a backend that cannot go on)
     bindings: list[StagedBinding] = field(default_factory=list)
     events: list[ev.Event] = field(default_factory=list)
+    # Which of ``events`` are the item's own, which the run's state records; the others
+    # are a called program's, which its own state recorded and the run only shows.
+    recorded: set[int] = field(default_factory=set)
     usage: Usage = field(default_factory=Usage)
     cost: float = 0.0
     sessions: int = 0
@@ -321,9 +324,11 @@ def apply(
         went_live = getattr(store, "went_live", None)
         if went_live is not None:
             went_live()
-    for event in outcome.events:
-        for sink in interpreter.sinks:
+    for index, event in enumerate(outcome.events):
+        for sink in interpreter.external_sinks:
             sink(event)
+        if index in outcome.recorded and store is not None:
+            store.record(event)
     interpreter.usage = interpreter.usage + outcome.usage
     interpreter.cost += outcome.cost
     interpreter.sessions += outcome.sessions
@@ -382,6 +387,7 @@ class BranchStore:
         self.state = state
         self._open_run = open_run  # the run's store over this journal
         self._run: RunStore | None = None
+        self.outcome: BranchOutcome | None = None  # set by run_task
 
     @property
     def journal(self) -> Any:
@@ -401,7 +407,10 @@ class BranchStore:
         raise RuntimeError("an item that travels has no agent memory")
 
     def record(self, event: ev.Event) -> None:
-        pass  # the run narrates the item's events when it applies its outcome
+        # The run narrates the item's events when it applies its outcome; this marks the
+        # one just given to the item's sinks as the item's own (not a called program's).
+        if self.outcome is not None:
+            self.outcome.recorded.add(len(self.outcome.events) - 1)
 
     def commit_binding(self, *args: Any) -> bool:
         raise RuntimeError("an item's bindings are committed by its run, at the join")
@@ -432,6 +441,7 @@ async def run_task(
     from openprose.vm.runner import load_import
 
     outcome = BranchOutcome()
+    store.outcome = outcome
 
     def live() -> None:
         outcome.live = True

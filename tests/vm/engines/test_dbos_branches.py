@@ -189,6 +189,13 @@ def test_items_that_call_a_program_travel_and_make_its_state_under_the_run_s(
     )
     local = asyncio.run(LocalExecutor().run(here, None, Attachment()))
     assert result.outputs == local.outputs
+    if state == "filesystem":
+        # The called programs' narration is in their own states, not in the run's: only
+        # the run's own end ends it (a called program's end once ended the run early).
+        narration = (tmp_path / ".prose/runs" / run_id / "state.md").read_text("utf-8")
+        assert narration.count("---end") == 1 and "Study a" not in narration
+        called = tmp_path / ".prose/runs" / run_id / "imports" / "local--study-1" / "state.md"
+        assert called.read_text("utf-8").count("---end") == 1
     assert [r["found"] for r in result.outputs["all"]] == [
         f"[dry run] Study {x} (agent: -; model: default)" for x in "abc"
     ]
