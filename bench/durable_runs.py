@@ -161,16 +161,24 @@ def resume_time(states: list[str], steps: int, repeats: int, tmp: str | None) ->
         print(f"   {state:12} {statistics.median(times) * 1000:8.1f} ms")
 
 
+def fresh_store(state: str, directory: Path) -> Any:
+    """A new run's store of ``state`` under ``directory``; None (said) where that state
+    cannot be opened here."""
+    try:
+        catalog = open_catalog(state, directory / ".prose" / "runs")
+        return catalog.create('session "x"\n', "bench.prose", {})
+    except StateError as error:
+        print(f"   {state:12} unavailable: {error}")
+        return None
+
+
 def bindings_per_second(states: list[str], n: int, tmp: str | None) -> None:
     print(f"3. bindings committed per second ({n} bindings of 200 characters, one store)")
     value = "x" * 200
     for state in states:
         with tempfile.TemporaryDirectory(dir=tmp) as directory:
-            try:
-                catalog = open_catalog(state, Path(directory) / ".prose" / "runs")
-                store = catalog.create('session "x"\n', "bench.prose", {})
-            except StateError as error:
-                print(f"   {state:12} unavailable: {error}")
+            store = fresh_store(state, Path(directory))
+            if store is None:
                 continue
             start = time.perf_counter()
             for i in range(n):
@@ -188,11 +196,8 @@ def numbers_per_second(states: list[str], n: int, tmp: str | None) -> None:
     )
     for state in states:
         with tempfile.TemporaryDirectory(dir=tmp) as directory:
-            try:
-                catalog = open_catalog(state, Path(directory) / ".prose" / "runs")
-                store = catalog.create('session "x"\n', "bench.prose", {})
-            except StateError as error:
-                print(f"   {state:12} unavailable: {error}")
+            store = fresh_store(state, Path(directory))
+            if store is None:
                 continue
             journal = store.journal
             start = time.perf_counter()
