@@ -297,7 +297,15 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     runs_root = Path(args.run_dir).resolve() if args.run_dir else Path.cwd() / ".prose" / "runs"
     if args.force and not args.resume:
         raise UsageError("--force goes with --resume RUN_ID")
-    resume = _resumed_run(args, text, state, runs_root, stderr) if args.resume else None
+    # The local engine resumes the run in this process (its store, claimed here); the dbos
+    # engine starts the run's next attempt, which claims it where it executes.
+    resume = None
+    if args.resume:
+        runs_root = _resume_root(args, runs_root)  # --resume may name the run's directory
+    if args.resume and engine == "dbos":
+        _resumable_on_dbos(args, text, state, runs_root, stderr)
+    elif args.resume:
+        resume = _resumed_run(args, text, state, runs_root, stderr)
     if state == "in-context":
         from openprose.vm.state.in_context import thresholds
 
@@ -309,7 +317,7 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     # A detached run on the dbos engine waits for its mid-program inputs as messages.
     later = mid_program_inputs(module) if asks or args.detach else set()
     declared = [item for item in declared_inputs(module) if item[0] not in later]
-    inputs = _inputs(args, declared, stderr, later) if resume is None else None
+    inputs = _inputs(args, declared, stderr, later) if not args.resume else None
     # --model-map wins over [tool.openprose.run] model-map.
     model_map = {**(dict(config.model_map) if config else {}), **_model_map(args)}
     backend: Any
@@ -475,11 +483,6 @@ def _dbos_usable(args: argparse.Namespace, state: str) -> None:
             "--engine dbos keeps a run's state where a worker can take it over: "
             "--state in-context keeps none"
         )
-    if args.resume:
-        raise UsageError(
-            "--engine dbos takes over an interrupted run by itself (`prose worker`); "
-            "--resume is for runs of the local engine"
-        )
 
 
 def _run_on_dbos(
@@ -509,17 +512,19 @@ def _run_on_dbos(
     except StateError as error:
         raise UsageError(f"{spec.state} state: {error}") from None
     executor = DbosExecutor(url, rate_limits)
-    run_id = new_run_id()
+    resume = bool(args.resume)
+    run_id = _resume_id(args) if resume else new_run_id()
     try:
         if args.detach:
-            executor.submit(spec, run_id)
+            executor.submit(spec, run_id, resume=resume)
             print(run_id, file=stdout)
             print(
-                f"prose: run {run_id} is queued in {shown(url)}; `prose worker` runs it",
+                f"prose: run {run_id} is queued in {shown(url)}; `prose worker` "
+                f"{'resumes' if resume else 'runs'} it",
                 file=stderr,
             )
             return None
-        return asyncio.run(executor.run(spec, run_id, attachment))
+        return asyncio.run(executor.run(spec, run_id, attachment, resume=resume))
     except EngineError as error:
         raise UsageError(str(error)) from None
 
@@ -537,6 +542,17 @@ def _real_backend(args: argparse.Namespace, model_map: dict[str, str]) -> Any:
         raise UsageError(str(error)) from None
 
 
+def _resume_id(args: argparse.Namespace) -> str:
+    """The id of the run --resume names (by id, or by its directory)."""
+    given = Path(args.resume)
+    return given.resolve().name if given.is_dir() else str(args.resume)
+
+
+def _resume_root(args: argparse.Namespace, runs_root: Path) -> Path:
+    given = Path(args.resume)
+    return given.resolve().parent if given.is_dir() else runs_root
+
+
 def _resumed_run(
     args: argparse.Namespace, text: str, state: str, runs_root: Path, stderr: TextIO
 ) -> Any:
@@ -546,28 +562,55 @@ def _resumed_run(
 
     if args.inputs or args.inputs_file:
         raise UsageError("--resume runs with the inputs of the run it continues")
-    run_id = args.resume
-    given = Path(args.resume)
-    if given.is_dir():
-        runs_root, run_id = given.resolve().parent, given.resolve().name
     try:
         catalog = open_catalog(state, runs_root)
-        store = catalog.open(run_id)
+        store = catalog.open(_resume_id(args))
     except StateError as error:
         raise UsageError(f"cannot resume {args.resume}: {error}") from None
-    stored = store.program_text()
+    try:
+        _same_program(args, store.program_text(), text, store.run_id, stderr)
+    except UsageError:
+        store.close()
+        raise
+    return store
+
+
+def _resumable_on_dbos(
+    args: argparse.Namespace, text: str, state: str, runs_root: Path, stderr: TextIO
+) -> None:
+    """The checks of ``_resumed_run`` for a run the dbos engine resumes: it exists, is not
+    running in a process, and its program is the same (or --force); the engine refuses a
+    run whose workflow is not over (``dbos_engine.next_attempt``)."""
+    from openprose.vm.state import StateError, open_catalog
+
+    if args.inputs or args.inputs_file:
+        raise UsageError("--resume runs with the inputs of the run it continues")
+    run_id = _resume_id(args)
+    try:
+        catalog = open_catalog(state, runs_root)
+        info = catalog.info(run_id)
+        if info.status == "running":
+            raise StateError(f"run {run_id} is still running (process {info.pid})")
+        stored = catalog.program_text(run_id)
+    except StateError as error:
+        raise UsageError(f"cannot resume {args.resume}: {error}") from None
+    _same_program(args, stored, text, run_id, stderr)
+
+
+def _same_program(
+    args: argparse.Namespace, stored: str, text: str, run_id: str, stderr: TextIO
+) -> None:
+    """Refuses to resume a run whose program changed, unless --force; says it resumes."""
     if stored != text:
         summary = program_changes(stored, text)
         if not args.force:
-            store.close()
             raise UsageError(
-                f"{args.path} changed since run {store.run_id} started, so it cannot be "
+                f"{args.path} changed since run {run_id} started, so it cannot be "
                 f"resumed exactly:\n{summary}\n(--force resumes anyway: the steps whose "
                 "input changed run again)"
             )
         print(f"prose: warning: resuming with a changed program:\n{summary}", file=stderr)
-    print(f"prose: resuming run {store.run_id}", file=stderr)
-    return store
+    print(f"prose: resuming run {run_id}", file=stderr)
 
 
 def program_changes(before: str, after: str, limit: int = 12) -> str:

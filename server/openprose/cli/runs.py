@@ -257,7 +257,11 @@ def list_runs(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     waiting = queued_runs(args)
     infos = all_runs(args)
     known = {info.run_id for info in infos}
-    infos = [*(w for w in waiting if w.run_id not in known), *infos]
+    again = {w.run_id for w in waiting} & known
+    infos = [
+        *(w for w in waiting if w.run_id not in known),
+        *(_queued_again(info) if info.run_id in again else info for info in infos),
+    ]
     if args.json:
         json.dump([info.to_json() for info in infos], stdout, ensure_ascii=False, indent=2)
         stdout.write("\n")
@@ -468,7 +472,25 @@ def resume_argv(args: argparse.Namespace, info: Any) -> list[str]:
         argv += ["--run-dir", args.run_dir]
     if rest and rest[0] == "--":
         rest = rest[1:]
+    if not any(option.partition("=")[0] == "--engine" for option in rest) and _ran_on_dbos(
+        args, info
+    ):
+        argv += ["--engine", "dbos"]  # a run goes on on the engine it ran on
     return argv + rest
+
+
+def _ran_on_dbos(args: argparse.Namespace, info: Any) -> bool:
+    """Whether the dbos engine ran ``info``'s run (its system database knows it)."""
+    url = dbos_url(args, info.state)
+    if url is None:
+        return False
+    from openprose.vm.engines.dbos_engine import EngineError, known, require_dbos
+
+    try:
+        require_dbos()
+        return known(url, info.run_id)
+    except EngineError:
+        return False
 
 
 @_handled
@@ -489,14 +511,14 @@ def resume_run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 # ---------------------------------------------------------------------- the dbos engine
 
 
-def dbos_url(args: argparse.Namespace) -> str | None:
-    """The DBOS system database of these runs, when the dbos engine has one (None: no run
-    was ever queued here; nothing of DBOS is imported then)."""
+def dbos_url(args: argparse.Namespace, state: str | None = None) -> str | None:
+    """The DBOS system database of these runs (of ``state``, else --state's), when the dbos
+    engine has one (None: no run was ever queued here; nothing of DBOS is imported then)."""
     from openprose.vm.engines.dbos_engine import sqlite_file, system_database_url
     from openprose.vm.state import StateError
 
     try:
-        url = system_database_url(args.state or "filesystem", runs_root(args))
+        url = system_database_url(state or args.state or "filesystem", runs_root(args))
     except StateError:
         return None
     file = sqlite_file(url)
@@ -526,6 +548,16 @@ def queued_runs(args: argparse.Namespace) -> list[Any]:
         )
         for run_id, spec, when_queued in waiting
     ]
+
+
+def _queued_again(info: Any) -> Any:
+    """A run that ended and is queued to resume (its next attempt, dbos_engine) is listed
+    as queued until a worker claims it.  One running, or interrupted (its worker died; the
+    queue holds it for the worker that takes it over), is listed as it is."""
+    from dataclasses import replace
+
+    ended = info.status in ("completed", "failed", "cancelled")
+    return replace(info, status="queued") if ended else info
 
 
 def _engine_url(args: argparse.Namespace) -> str:

@@ -299,11 +299,12 @@ def task_for(
     )
 
 
-def applied_before(interpreter: Interpreter, task: BranchTask) -> bool:
-    """Whether the run applied this item's outcome before it was taken over (its
-    narration is written already)."""
+def applied_before(interpreter: Interpreter, task: BranchTask, item: str) -> bool:
+    """Whether the run applied the outcome of this item's execution ``item`` (an engine's
+    name for it) before it was taken over: its narration is written already.  A resumed
+    run executes the item again under another name, and applies what that one brings."""
     store = interpreter.store
-    return store is not None and store.journal.committed(task.branch_key, APPLIED, None) is not None
+    return store is not None and store.journal.committed(task.branch_key, APPLIED, None) == item
 
 
 def apply(
@@ -357,9 +358,9 @@ def raise_failure(outcome: BranchOutcome) -> None:
         raise ProseError(*outcome.error)
 
 
-def mark_applied(interpreter: Interpreter, task: BranchTask) -> None:
+def mark_applied(interpreter: Interpreter, task: BranchTask, item: str) -> None:
     if interpreter.store is not None:
-        interpreter.store.journal.record_commit(task.branch_key, APPLIED, None, "1")
+        interpreter.store.journal.record_commit(task.branch_key, APPLIED, None, item)
 
 
 # ---------------------------------------------------------------------- the item's side

@@ -19,6 +19,7 @@ from pathlib import Path
 from openprose.vm import events as ev
 from openprose.vm.values import Value, render
 
+PROGRAM = "program.prose"  # the program a run was started with, in its directory
 _ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
 
 
@@ -101,7 +102,7 @@ class RunDirectory:
     @classmethod
     def open(cls, path: Path) -> RunDirectory:
         """An existing run's directory (to resume it); raises OSError when it is not one."""
-        if not (path / "state.md").is_file() or not (path / "program.prose").is_file():
+        if not (path / "state.md").is_file() or not (path / PROGRAM).is_file():
             raise FileNotFoundError(f"{path} is not a run directory")
         return cls(path, path.name)
 
@@ -132,7 +133,7 @@ class RunDirectory:
         """Make the run files in the existing, empty directory ``path``; ``state.md``
         last, so that a directory with one is complete."""
         (path / "bindings").mkdir(exist_ok=True)
-        write_atomic(path / "program.prose", program_text)
+        write_atomic(path / PROGRAM, program_text)
         write_atomic(path / "state.md", f"# run:{run_id} {program_name}\n\n")
         return cls(path, run_id)
 

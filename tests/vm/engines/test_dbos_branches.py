@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from openprose.vm.backends.base import BackendFatal, SessionRequest, SessionResult
+from openprose.vm.backends.offline import OfflineBackend
 from openprose.vm.engines import dbos_branches as branches
 from openprose.vm.engines import dbos_engine as engine
 from openprose.vm.engines.base import Attachment, RunSpec
@@ -20,6 +22,7 @@ from openprose.vm.rundir import new_run_id
 # A fixture (it skips without PostgreSQL locally, and fails under CI).
 from tests.postgres_cluster import postgres_db_url  # noqa: F401
 from tests.support.extras import require
+from tests.vm.vm_support import Recording
 
 require("dbos", "pip install 'openprose[dbos]'")
 
@@ -357,3 +360,97 @@ async def _taken_over(url: str, run_id: str) -> Any:
     finally:
         stop.set()
         await worker
+
+
+class _FailingOnce(OfflineBackend):
+    """The offline backend, but for one prompt, which fails (fatally) after the others of
+    its fan-out have had time to be answered."""
+
+    def __init__(self, prompt: str) -> None:
+        super().__init__()
+        self.prompt = prompt
+
+    async def run_session(self, request: SessionRequest) -> SessionResult:
+        if request.prompt == self.prompt:
+            await asyncio.sleep(1.0)
+            raise BackendFatal(f"{self.prompt}: the provider is down")
+        return await super().run_session(request)
+
+
+RESUMED = (
+    'let notes = session "Take notes"\n'
+    'let out = parallel for x in ["a", "b", "c"]:\n'
+    '  session "Study {x}"\n'
+    'output summary = session "Summarise {notes}"\n'
+)
+
+
+def _resumed_on(engine_name: str, tmp_path: Path) -> tuple[Any, Recording, str, Any]:
+    """RESUMED run until "Study b" fails, then resumed with a backend that answers it, on
+    ``engine_name``: the result, the second backend, the narration and the run id."""
+    from openprose.vm.engines.local import LocalExecutor
+    from openprose.vm.state import open_catalog
+
+    here = tmp_path / engine_name
+    here.mkdir()
+    main = here / "main.prose"
+    main.write_text(RESUMED, encoding="utf-8")
+    spec = RunSpec(
+        str(main),
+        RESUMED,
+        runs_root=str(here / ".prose" / "runs"),
+        options=RunSpec.options_of(Options(jitter=False)),
+    )
+    second = Recording(OfflineBackend())
+    if engine_name == "dbos":
+        url = engine.system_database_url(spec.state, Path(spec.runs_root), environ={})
+        run_id = new_run_id()
+        executor = engine.DbosExecutor(url)
+        first = asyncio.run(
+            executor.run(spec, run_id, Attachment(backend=_FailingOnce("Study b")))
+        )
+        assert first.status == "error" and "the provider is down" in first.error
+        result = asyncio.run(
+            executor.run(spec, run_id, Attachment(backend=second), resume=True)
+        )
+    else:
+        first = asyncio.run(
+            LocalExecutor().run(spec, None, Attachment(backend=_FailingOnce("Study b")))
+        )
+        run_id = first.run_id
+        store = open_catalog("filesystem", Path(spec.runs_root)).open(run_id)
+        result = asyncio.run(
+            LocalExecutor(resume=store).run(spec, None, Attachment(backend=second))
+        )
+    narration = (Path(spec.runs_root) / run_id / "state.md").read_text(encoding="utf-8")
+    return result, second, narration, run_id
+
+
+def test_a_resumed_run_executes_its_items_again_under_its_next_attempt(
+    tmp_path: Path,
+) -> None:
+    result, second, narration, run_id = _resumed_on("dbos", tmp_path)
+    assert result.status == "success", result.error
+    # Only what the first attempt never answered reaches the backend: its items ran again
+    # (the failed one's workflow would have answered with its failure), from the journal.
+    asked = sorted(prompt for _kind, prompt, *_ in second.calls)
+    assert [prompt.split(" [")[0] for prompt in asked] == ["Study b", "Summarise"]
+    url = engine.system_database_url(
+        "filesystem", tmp_path / "dbos" / ".prose" / "runs", environ={}
+    )
+    attempt = f"{run_id}/attempt-2"
+    items = _items(url, run_id)
+    assert {k: v for k, v in items.items() if k.startswith(attempt + "/")} == {
+        f"{attempt}/2@{i}": "SUCCESS" for i in range(3)
+    }
+    # The same outputs, bindings and narration after the resume as the local engine's.
+    local, _, local_narration, _ = _resumed_on("local", tmp_path)
+    assert result.outputs == local.outputs
+
+    def after_resume(text: str) -> list[str]:
+        lines = text.splitlines()
+        start = next(i for i, line in enumerate(lines) if line.startswith("---resume "))
+        return [line for line in lines[start + 1 :] if not line.startswith("---end ")]
+
+    assert after_resume(narration) == after_resume(local_narration)
+    assert "2→ ✓" in after_resume(narration)  # the item that failed is narrated this time

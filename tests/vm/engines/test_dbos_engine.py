@@ -11,7 +11,9 @@ import socket
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -203,3 +205,55 @@ def test_a_take_over_waits_for_the_dead_executor_s_claim_to_go(
     monkeypatch.setattr(engine, "TAKEOVER_SECONDS", -1.0)
     with pytest.raises(StateError, match="still running"):
         asyncio.run(engine._taken_over(Catalog([still]), "r"))
+
+
+def _workflow(workflow_id: str, status: str, name: str = engine.RUN_WORKFLOW) -> Any:
+    from types import SimpleNamespace
+
+    return SimpleNamespace(workflow_id=workflow_id, status=status, name=name)
+
+
+def test_a_resumed_run_is_its_next_attempt_once_every_attempt_is_over() -> None:
+    run = "20261207-101010-abcdef"
+    assert engine.next_attempt([], run) == run  # a run of the local engine: its first
+    ended = [_workflow(run, "SUCCESS"), _workflow(f"{run}/1@0", "ERROR", "openprose.branch")]
+    assert engine.next_attempt(ended, run) == f"{run}/attempt-2"
+    later = [*ended, _workflow(f"{run}/attempt-2", "CANCELLED")]
+    assert engine.next_attempt(later, run) == f"{run}/attempt-3"
+    assert engine.run_of(f"{run}/attempt-3") == run and engine.run_of(run) == run
+    # Another run whose id begins with this one's is not an attempt of it.
+    assert engine.next_attempt([_workflow(run + "x", "SUCCESS")], run) == run
+    with pytest.raises(engine.EngineError, match="is queued on the dbos engine"):
+        engine.next_attempt([*later, _workflow(f"{run}/attempt-3", "ENQUEUED")], run)
+    with pytest.raises(engine.EngineError, match="is not over"):
+        engine.next_attempt([*ended, _workflow(f"{run}/attempt-2", "PENDING")], run)
+
+
+def test_a_failed_run_resumed_runs_as_its_next_attempt_and_ends_as_the_run(
+    tmp_path: Path,
+) -> None:
+    text = PROGRAM + 'output more = session "Go further"\n'
+    spec = _spec(tmp_path, text)
+    url = engine.system_database_url(spec.state, Path(spec.runs_root), environ={})
+    run_id = new_run_id()
+    executor = engine.DbosExecutor(url)
+    limited = replace(spec, options={**spec.options, "max_sessions": 1})
+    first = asyncio.run(executor.run(limited, run_id, Attachment()))
+    assert first.status == "error" and "session limit" in first.error
+    resumed = asyncio.run(executor.run(spec, run_id, Attachment(), resume=True))
+    assert resumed.status == "success" and resumed.run_id == run_id
+    assert resumed.outputs["more"].startswith("[dry run] Go further")
+    with engine.client(url) as client:
+        found = client.list_workflows(workflow_id_prefix=run_id, load_input=False)
+        assert {w.workflow_id: w.status for w in found} == {
+            run_id: "SUCCESS",
+            f"{run_id}/attempt-2": "SUCCESS",
+        }
+        assert engine.known(url, run_id) and not engine.known(url, new_run_id())
+    runs = Path(spec.runs_root)
+    catalog = spec.catalog()
+    # One run, completed, each of its three sessions asked once across both attempts.
+    assert [info.run_id for info in catalog.runs()] == [run_id]
+    assert catalog.info(run_id).status == "completed" and catalog.info(run_id).steps == 3
+    assert catalog.program_text(run_id) == text
+    assert (runs / run_id / "bindings" / "more.md").is_file()

@@ -6,7 +6,9 @@ executes, so that one run's items spread over all of them.
 - An item's workflow id is ``{run_id}/{step key}@{index}`` (a block's branch's:
   ``{run_id}/{step key}{letter}``): a run taken over by another worker enqueues its items
   again under the same ids, which DBOS answers with the workflows it has (finished,
-  running, or still queued), never with second ones.
+  running, or still queued), never with second ones.  A resumed run's items are under its
+  attempt's workflow id (``{run_id}/attempt-2/...``): they run again, answered from the
+  journal, rather than be answered by the last attempt's failures and cancellations.
 - The items are enqueued and awaited outside the run's workflow context, as top-level
   workflows: DBOS numbers a workflow's operations by the order it makes them, and a run's
   concurrent branches reach theirs in timing order, which a recovery need not repeat.
@@ -106,8 +108,14 @@ def branch_workflow() -> Any:
 SIBLING_SECONDS = 60.0
 
 
-def branch_id(run_id: str, task: BranchTask) -> str:
-    return f"{run_id}/{task.branch_key}"
+def branch_id(run_workflow: str, task: BranchTask) -> str:
+    """The item's workflow id, under its run's attempt's."""
+    return f"{run_workflow}/{task.branch_key}"
+
+
+def run_workflow_of(item_id: str, task: BranchTask) -> str:
+    """The workflow id of the run's attempt an item (of workflow ``item_id``) is of."""
+    return item_id.removesuffix(f"/{task.branch_key}")
 
 
 @functools.lru_cache(maxsize=8)
@@ -120,7 +128,10 @@ def _module(text: str) -> Any:
 async def execute_branch(spec: RunSpec, run_id: str, task: BranchTask) -> BranchOutcome:
     """The body of an item's workflow, in whichever worker dequeued it."""
     if not spec.text:
-        spec = replace(spec, text=await _outside(_program_of(run_id)))
+        from dbos import DBOS
+
+        run_workflow = run_workflow_of(DBOS.workflow_id or run_id, task)
+        spec = replace(spec, text=await _outside(_program_of(run_workflow)))
     catalog = spec.catalog()
     journal = await asyncio.to_thread(catalog.branch_journal, run_id, task.branch_key)
     store = BranchStore(journal, run_id, spec.state, partial(catalog.branch_store, run_id))
@@ -147,21 +158,21 @@ _programs: dict[str, str] = {}
 _PROGRAMS_KEPT = 64
 
 
-async def _program_of(run_id: str) -> str:
-    """The run's program text, from its workflow's input (read once per process): an
-    item's own input leaves it out, or a run's thousand items would store it a thousand
-    times."""
-    if run_id not in _programs:
+async def _program_of(run_workflow: str) -> str:
+    """The run's program text, from its (attempt's) workflow's input, read once per
+    process: an item's own input leaves it out, or a run's thousand items would store it a
+    thousand times."""
+    if run_workflow not in _programs:
         from dbos import DBOS
 
-        [run] = await DBOS.list_workflows_async(workflow_ids=[run_id], load_input=True)
+        [run] = await DBOS.list_workflows_async(workflow_ids=[run_workflow], load_input=True)
         spec = run.input["args"][0] if run.input else None
         if not isinstance(spec, RunSpec):
-            raise BackendFatal(f"run {run_id} has no program to run its items from")
+            raise BackendFatal(f"run {run_workflow} has no program to run its items from")
         if len(_programs) >= _PROGRAMS_KEPT:
             del _programs[next(iter(_programs))]  # a worker serves runs without end
-        _programs[run_id] = spec.text
-    return _programs[run_id]
+        _programs[run_workflow] = spec.text
+    return _programs[run_workflow]
 
 
 async def _outside(work: Coroutine[Any, Any, T]) -> T:
@@ -172,11 +183,12 @@ async def _outside(work: Coroutine[Any, Any, T]) -> T:
 class DbosBranches:
     """A run's fan-outs, as item workflows on the branches queue."""
 
-    def __init__(self, spec: RunSpec, run_id: str) -> None:
+    def __init__(self, spec: RunSpec, run_id: str, workflow_id: str | None = None) -> None:
         # What every item's workflow carries: the program and the inputs are the run's,
         # read from its own workflow where an item needs them (the inputs are in scope).
         self.spec = replace(spec, text="", inputs={}, fetched=None)
         self.run_id = run_id
+        self.workflow_id = workflow_id or run_id  # the run's attempt's (dbos_engine.attempt_id)
 
     def takes(self, interpreter: Interpreter, node: Any, ctx: Ctx) -> bool:
         return why_local(interpreter, node) is None
@@ -191,7 +203,11 @@ class DbosBranches:
     ) -> list[Value]:
         tasks = tasks_for(interpreter, node, ctx, items, trace_context())
         queue = await _outside(self._queue())
-        ids = [branch_id(self.run_id, task) for task in tasks]
+        ids = [branch_id(self.workflow_id, task) for task in tasks]
+
+        def applied(j: int) -> bool:
+            return applied_before(interpreter, tasks[j], ids[j])
+
         # At most `concurrency` items of the run in flight, wherever they run, as here.
         window = max(1, interpreter.options.concurrency)
         waiting: dict[str, int] = {}
@@ -211,11 +227,7 @@ class DbosBranches:
                     if workflow.status == "CANCELLED":
                         # Taken over after a fail-fast: the item whose failure cancelled
                         # this one fails the fan-out, as it did before.
-                        i, workflow = await _outside(
-                            _cause(
-                                ids, i, workflow, lambda j: applied_before(interpreter, tasks[j])
-                            )
-                        )
+                        i, workflow = await _outside(_cause(ids, i, workflow, applied))
                     label = f"item {i + 1} of the fan-out"
                     results[i] = _take(interpreter, ctx, stages[i], workflow, tasks[i], label)
                 if waiting:
@@ -239,7 +251,7 @@ class DbosBranches:
         """One branch of a block, as a workflow; the block's own loop (fail-fast) cancels
         it as it would a local branch, and the cancellation reaches the workflow."""
         task = block_task(interpreter, node, ctx, index, trace_context())
-        workflow_id = branch_id(self.run_id, task)
+        workflow_id = branch_id(self.workflow_id, task)
         waiting = True
         try:
             await _outside(self._enqueue(await _outside(self._queue()), [task], [workflow_id]))
@@ -255,12 +267,12 @@ class DbosBranches:
                     block_task(interpreter, node, ctx, j)
                     for j in range(len(node.body_statements()))
                 ]
-                siblings = [branch_id(self.run_id, sibling) for sibling in tasks]
-                j, cause = await _outside(
-                    _cause(
-                        siblings, index, found[0], lambda k: applied_before(interpreter, tasks[k])
-                    )
-                )
+                siblings = [branch_id(self.workflow_id, sibling) for sibling in tasks]
+
+                def applied(k: int) -> bool:
+                    return applied_before(interpreter, tasks[k], siblings[k])
+
+                j, cause = await _outside(_cause(siblings, index, found[0], applied))
                 if j != index:
                     await asyncio.sleep(SIBLING_SECONDS)
                     raise_failure(cause.output)  # the sibling never did (not expected)
@@ -341,8 +353,8 @@ def _take(
     outcome = workflow.output
     if workflow.status != "SUCCESS" or not isinstance(outcome, BranchOutcome):
         raise BackendFatal(f"{label} failed in its worker: {workflow.error}")
-    replayed = applied_before(interpreter, task)
+    replayed = applied_before(interpreter, task, workflow.workflow_id)
     try:
         return apply(interpreter, ctx, stage, outcome, replayed=replayed, own=own)
     finally:
-        mark_applied(interpreter, task)
+        mark_applied(interpreter, task, workflow.workflow_id)

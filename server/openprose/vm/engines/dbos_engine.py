@@ -20,6 +20,10 @@ Mapping (docs/scale.md):
   a second) for ``STALE_SECONDS``.
 - A mid-program ``input`` waits for a message (``prose runs send RUN_ID name=value``) when
   nobody attached to the run can be asked.
+- A run resumed after it ended (failed, cancelled: ``prose run --resume``, ``prose runs
+  resume``) is a new workflow of the same run, its next attempt: ``RUN_ID/attempt-2``,
+  ``RUN_ID/attempt-3``...  (the first is ``RUN_ID`` itself).  It takes the run over from its
+  state as a worker takes over a dead one's: the journal answers every step taken before.
 
 The system database is PostgreSQL when the run's state is (the same URL variables:
 ``OPENPROSE_POSTGRES_URL``...), else SQLite at ``.prose/dbos.sqlite`` beside the runs;
@@ -83,6 +87,57 @@ STALE_SECONDS = 15.0
 # How long a worker taking a run over waits for the state backend to let go of the dead
 # executor's claim on it.
 TAKEOVER_SECONDS = 300.0
+# The workflow statuses of a run not over: queued, executing (or pending on a dead
+# executor, for a worker to take over), or waiting to be queued.
+LIVE = ("ENQUEUED", "PENDING", "DELAYED")
+ATTEMPT = "/attempt-"  # RUN_ID/attempt-N: the Nth workflow of a resumed run
+
+
+def attempt_id(run_id: str, attempt: int) -> str:
+    """The workflow id of a run's ``attempt``: the run id for the first."""
+    return run_id if attempt <= 1 else f"{run_id}{ATTEMPT}{attempt}"
+
+
+def run_of(workflow_id: str) -> str:
+    """The run a run workflow (any attempt) is of."""
+    return workflow_id.partition(ATTEMPT)[0]
+
+
+def _attempt_of(workflow_id: str) -> int:
+    _, mark, number = workflow_id.partition(ATTEMPT)
+    return int(number) if mark and number.isdigit() else 1
+
+
+def attempts(found: Sequence[Any], run_id: str) -> list[Any]:
+    """The workflows of ``run_id``'s attempts among ``found`` (DBOS's workflow statuses),
+    the first first."""
+    mine = [w for w in found if w.name == RUN_WORKFLOW and run_of(w.workflow_id) == run_id]
+    return sorted(mine, key=lambda w: _attempt_of(w.workflow_id))
+
+
+def next_attempt(found: Sequence[Any], run_id: str) -> str:
+    """The workflow id that resumes ``run_id``, whose attempts are among ``found``;
+    EngineError while one of them is not over."""
+    mine = attempts(found, run_id)
+    live = [w for w in mine if w.status in LIVE]
+    if live:
+        if live[-1].status == "PENDING":
+            raise EngineError(
+                f"run {run_id} is not over: it runs on the dbos engine, or waits for a worker "
+                f"to take it over (`prose worker`); `prose runs cancel {run_id}` ends it"
+            )
+        raise EngineError(f"run {run_id} is queued on the dbos engine: a worker starts it")
+    return attempt_id(run_id, _attempt_of(mine[-1].workflow_id) + 1 if mine else 1)
+
+
+def _of_run(run_id: str) -> dict[str, Any]:
+    """What to ask ``list_workflows`` for to find a run's attempts (``attempts``)."""
+    return {
+        "workflow_id_prefix": run_id,
+        "name": RUN_WORKFLOW,
+        "load_input": False,
+        "load_output": False,
+    }
 
 
 class EngineError(Exception):
@@ -247,15 +302,16 @@ async def execute(spec: RunSpec) -> RunResult:
     from openprose.vm.engines.local import LocalExecutor
     from openprose.vm.state import StateError
 
-    run_id = DBOS.workflow_id
-    assert run_id is not None
+    workflow_id = DBOS.workflow_id
+    assert workflow_id is not None
+    run_id = run_of(workflow_id)
     attachment = _ATTACHED.get(run_id) or Attachment()
     if attachment.ask is None:
         attachment = replace(attachment, ask=_ask_by_message)
     if attachment.telemetry is None and ITEM_TELEMETRY:
         attachment = replace(attachment, telemetry=ITEM_TELEMETRY[0])  # prose worker --otel
     catalog = spec.catalog()
-    branches = DbosBranches(spec, run_id)
+    branches = DbosBranches(spec, run_id, workflow_id)
     resources = {"branches": branches, "remote": spec.remote(), "fetched": spec.fetched}
     try:
         catalog.info(run_id)
@@ -479,9 +535,12 @@ class DbosExecutor:
         self.url = url
         self.rate_limits = dict(rate_limits or {})  # the run's configuration's
 
-    async def run(self, spec: RunSpec, run_id: str, attachment: Attachment) -> RunResult:
+    async def run(
+        self, spec: RunSpec, run_id: str, attachment: Attachment, *, resume: bool = False
+    ) -> RunResult:
         """Execute the run here (this process is its executor; if it dies, a worker takes
-        the run over) and wait for its result."""
+        the run over) and wait for its result.  ``resume``: the run exists and has ended;
+        this is its next attempt (EngineError while an attempt is not over)."""
         from dbos import DBOS, SetWorkflowID
 
         # It executes its own run's items too (and any other run's: the queue is shared),
@@ -496,7 +555,11 @@ class DbosExecutor:
         try:
             await _register_branches(DEFAULT_BRANCH_CONCURRENCY, "never_update")
             await register_rate_limits(self.rate_limits, DEFAULT_BRANCH_CONCURRENCY, "never_update")
-            with SetWorkflowID(run_id):
+            workflow_id = run_id
+            if resume:
+                found = await DBOS.list_workflows_async(**_of_run(run_id))
+                workflow_id = next_attempt(found, run_id)
+            with SetWorkflowID(workflow_id):
                 handle = await DBOS.start_workflow_async(_workflow(), spec)
             running = getattr(handle, "task", None)  # dbos 3.4's WorkflowHandleAsyncTask
             result: RunResult = await handle.get_result()
@@ -518,13 +581,17 @@ class DbosExecutor:
             ITEM_TELEMETRY.clear()
             shut_down()
 
-    def submit(self, spec: RunSpec, run_id: str) -> str:
+    def submit(self, spec: RunSpec, run_id: str, *, resume: bool = False) -> str:
+        """Queue the run (``resume``: its next attempt) for a worker."""
         with client(self.url, make_tables=True) as dbos_client:
+            workflow_id = run_id
+            if resume:
+                workflow_id = next_attempt(dbos_client.list_workflows(**_of_run(run_id)), run_id)
             dbos_client.enqueue(
                 {
                     "workflow_name": RUN_WORKFLOW,
                     "queue_name": RUNS_QUEUE,
-                    "workflow_id": run_id,
+                    "workflow_id": workflow_id,
                     "app_version": APP_VERSION,
                 },
                 spec,
@@ -568,23 +635,32 @@ class client:
             raise EngineError(f"the DBOS system database {shown(self.url)}: {error}") from None
 
 
-def _known(dbos_client: Any, run_id: str) -> None:
-    if not dbos_client.list_workflows(workflow_ids=[run_id], load_input=False, load_output=False):
+def _current(dbos_client: Any, run_id: str) -> str:
+    """The workflow of the run's attempt not over, else of its last one."""
+    mine = attempts(dbos_client.list_workflows(**_of_run(run_id)), run_id)
+    if not mine:
         raise EngineError(f"no DBOS run {run_id}")
+    live = [w for w in mine if w.status in LIVE]
+    return str((live or mine)[-1].workflow_id)
+
+
+def known(url: str, run_id: str) -> bool:
+    """Whether the dbos engine ever ran (or queued) ``run_id``."""
+    with client(url) as dbos_client:
+        return bool(attempts(dbos_client.list_workflows(**_of_run(run_id)), run_id))
 
 
 def send_input(url: str, run_id: str, name: str, value: str) -> None:
     with client(url) as dbos_client:
-        _known(dbos_client, run_id)
-        dbos_client.send(run_id, value, INPUT_TOPIC + name)
+        dbos_client.send(_current(dbos_client, run_id), value, INPUT_TOPIC + name)
 
 
 def cancel(url: str, run_id: str) -> None:
-    """Cancel a run and the fan-out items it has not collected (an item's id is RUN/...):
-    the run, waiting for its items, ends when it finds them cancelled."""
+    """Cancel a run and the fan-out items it has not collected (an item's id is RUN/...,
+    an attempt's item's RUN/attempt-N/...): the run, waiting for its items, ends when it
+    finds them cancelled."""
     with client(url) as dbos_client:
-        _known(dbos_client, run_id)
-        dbos_client.cancel_workflow(run_id)
+        dbos_client.cancel_workflow(_current(dbos_client, run_id))
         items = dbos_client.list_workflows(
             workflow_id_prefix=f"{run_id}/",
             status=["ENQUEUED", "PENDING", "DELAYED"],
@@ -606,5 +682,6 @@ def queued(url: str) -> list[tuple[str, RunSpec, float]]:
     for workflow in found:
         args = (workflow.input or {}).get("args") or ()
         if args and isinstance(args[0], RunSpec):
-            waiting.append((workflow.workflow_id, args[0], (workflow.created_at or 0) / 1000))
+            when = (workflow.created_at or 0) / 1000
+            waiting.append((run_of(workflow.workflow_id), args[0], when))
     return waiting

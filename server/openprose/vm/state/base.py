@@ -168,6 +168,11 @@ class Catalog(Protocol):
 
     def info(self, run_id: str) -> RunInfo: ...
 
+    def program_text(self, run_id: str) -> str:
+        """The program a run was started with, read without claiming the run (a resume
+        another process executes compares it with the program now)."""
+        ...
+
     def remove(self, run_id: str) -> None: ...
 
     def branch_journal(self, run_id: str, under: str) -> Any:

@@ -10,7 +10,7 @@ import sqlite3
 from pathlib import Path
 from typing import Generic, Protocol, TypeVar
 
-from openprose.vm.rundir import new_run_id, publish, staged_directory
+from openprose.vm.rundir import PROGRAM, new_run_id, publish, staged_directory
 from openprose.vm.state.base import RunInfo, StateError, program_hash
 from openprose.vm.state.journal import Journal, process_alive
 from openprose.vm.state.store import JournaledStore, Replay
@@ -105,6 +105,12 @@ class DirectoryCatalog(Generic[S]):
                     except (StateError, OSError, sqlite3.Error):  # a broken run is listed as such
                         found.append(RunInfo(entry.name, self.state, status="unreadable"))
         return found
+
+    def program_text(self, run_id: str) -> str:
+        try:
+            return (self._path(run_id).parent / PROGRAM).read_text(encoding="utf-8")
+        except OSError as error:
+            raise StateError(f"cannot read run {run_id}: {error}") from None
 
     def remove(self, run_id: str) -> None:
         info = self.info(run_id)

@@ -239,6 +239,12 @@ class InContextCatalog:
             raise StateError(f"no run {run_id!r}: an in-context run keeps no record after it")
         return store.info()
 
+    def program_text(self, run_id: str) -> str:
+        store = self._live.get(run_id)
+        if store is None:
+            raise StateError(f"no run {run_id!r}: an in-context run keeps no record after it")
+        return store.program_text()
+
     def remove(self, run_id: str) -> None:
         raise StateError(f"no run {run_id!r}: an in-context run keeps no record to remove")
 

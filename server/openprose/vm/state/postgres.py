@@ -708,6 +708,16 @@ class PostgresCatalog:
             raise StateError(f"no run {run_id!r} in {self.location}")
         return found[0]
 
+    def program_text(self, run_id: str) -> str:
+        with self._session() as connection, connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT program_text FROM openprose.journal_runs WHERE run_id = %s", (run_id,)
+            )
+            row = cursor.fetchone()
+        if row is None:
+            raise StateError(f"no run {run_id!r} in {self.location}")
+        return str(row[0])
+
     def runs(self) -> list[RunInfo]:
         return self._infos(None)
 
