@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -222,7 +223,7 @@ def test_an_attached_dbos_run_reports_as_a_local_one_does(prose: Any, tmp_path: 
     [
         (("run", "main.prose", "--detach"), "--detach goes with --engine dbos"),
         (("run", "main.prose", "--engine", "dbos", "--state", "in-context"), "in-context"),
-        (("run", "main.prose", "--engine", "dbos", "--resume", "x"), "--resume is for runs"),
+        (("run", "main.prose", "--engine", "dbos", "--resume", "x"), "cannot resume x: no run"),
         (("worker", "--concurrency", "0"), "--concurrency must be at least 1"),
         (("worker", "--rate-limit", "gemini=5/s"), "is not BACKEND=LIMIT with BACKEND one of"),
         (("worker", "--rate-limit", "offline=5/day"), 'a rate limit is "N/s"'),
@@ -235,6 +236,110 @@ def test_usage_errors(prose: Any, tmp_path: Path, args: tuple[str, ...], message
     done = prose(*args)
     assert done.returncode == 2, done.stderr
     assert message in done.stderr
+
+
+def test_a_failed_run_resumes_on_the_dbos_engine_it_ran_on(prose: Any, tmp_path: Path) -> None:
+    (tmp_path / "main.prose").write_text(SEQUENTIAL, encoding="utf-8")
+    recording = tmp_path / "exchanges.jsonl"
+    failed = prose(
+        "run", "main.prose", "--engine", "dbos", "--max-sessions", "3", "--json",
+        "--record", str(recording),
+    )  # fmt: skip
+    assert failed.returncode == 1, failed.stderr
+    run_id = json.loads(failed.stdout)["run_id"]
+    # `prose runs resume` resumes it on the engine it ran on (no --engine given).
+    second = tmp_path / "resumed.jsonl"
+    done = prose("runs", "resume", run_id, "--json", "--record", str(second))
+    assert done.returncode == 0, done.stderr
+    assert f"resuming run {run_id}" in done.stderr
+    result = json.loads(done.stdout)
+    assert result["run_id"] == run_id and result["status"] == "success"
+
+    def asked(path: Path) -> list[str]:
+        lines = path.read_text(encoding="utf-8").splitlines()[1:]  # after the header
+        return [json.loads(line)["key"] for line in lines]
+
+    # Three sessions asked by the first attempt, the six others by the second.
+    assert len(asked(recording)) == 3 and len(asked(second)) == 6
+    assert len(set(asked(recording)) | set(asked(second))) == 9
+    shown = json.loads(prose("runs", "show", run_id, "--json").stdout)
+    assert shown["status"] == "completed" and shown["steps"] == 9
+    local = _local_run(prose, tmp_path, SEQUENTIAL)
+    assert result["outputs"] == local["outputs"]
+    assert _bindings(tmp_path / ".prose" / "runs" / run_id) == _bindings(Path(local["run_dir"]))
+    with sqlite3.connect(tmp_path / ".prose" / "dbos.sqlite") as database:
+        attempts = database.execute(
+            "SELECT workflow_uuid FROM workflow_status WHERE name = 'openprose.run' "
+            "ORDER BY created_at"
+        ).fetchall()
+    assert attempts == [(run_id,), (f"{run_id}/attempt-2",)]
+
+
+def test_a_cancelled_run_resumed_detached_is_queued_then_finished_by_a_worker(
+    prose: Any, tmp_path: Path, workers: Callable[..., subprocess.Popen[str]]
+) -> None:
+    recording = tmp_path / "exchanges.jsonl"
+    options = ("--offline-delay", "0.3", "--record", str(recording))
+    run_id = _detach(prose, tmp_path, SEQUENTIAL, *options)
+    worker = workers()
+
+    def exchanges() -> list[str]:
+        lines = recording.read_text(encoding="utf-8").splitlines()[1:]  # after the header
+        return [json.loads(line)["key"] for line in lines]
+
+    _wait_for(lambda: recording.is_file() and len(exchanges()) >= 3)
+    cancelled = prose("runs", "cancel", run_id)
+    assert cancelled.returncode == 0, cancelled.stderr
+    # It stops at its next step, though it has no DBOS operation of its own to stop at.
+    _wait_for(lambda: _status(prose, run_id) == "cancelled", 10)
+    worker.send_signal(signal.SIGTERM)
+    worker.wait(30)
+    assert "Traceback" not in _log(tmp_path, 0)  # a cancellation is asked for, not a fault
+    resumed = prose(
+        "run", "main.prose", "--engine", "dbos", "--resume", run_id, "--detach", *options
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stdout.strip() == run_id and "`prose worker` resumes it" in resumed.stderr
+    assert _status(prose, run_id) == "queued"  # until a worker claims it
+    again = prose("run", "main.prose", "--engine", "dbos", "--resume", run_id)
+    assert again.returncode == 2 and "is queued on the dbos engine" in again.stderr
+    workers()
+    _wait_for(lambda: _status(prose, run_id) == "completed")
+    asked = Counter(exchanges())
+    # Every step asked; each once but the one in flight when the run was cancelled.
+    assert len(asked) == 9 and sum(asked.values()) in (9, 10)
+    local = _local_run(prose, tmp_path, SEQUENTIAL)
+    assert _bindings(tmp_path / ".prose" / "runs" / run_id) == _bindings(Path(local["run_dir"]))
+
+
+def test_an_attached_run_cancelled_from_elsewhere_ends_as_cancelled(
+    prose: Any, tmp_path: Path
+) -> None:
+    (tmp_path / "main.prose").write_text(SEQUENTIAL, encoding="utf-8")
+    child = subprocess.Popen(
+        [sys.executable, "-m", "openprose", "run", "main.prose", "--engine", "dbos",
+         "--offline-delay", "0.3"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_environment(),
+    )  # fmt: skip
+    try:
+        runs = tmp_path / ".prose" / "runs"
+        _wait_for(lambda: runs.is_dir() and any(runs.glob("*/bindings/s2.md")))
+        [run_dir] = [path for path in runs.iterdir() if not path.name.startswith(".")]
+        cancelled = prose("runs", "cancel", run_dir.name)
+        assert cancelled.returncode == 0, cancelled.stderr
+        _, stderr = child.communicate(timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+    assert child.returncode == 1
+    assert f"prose runs cancel {run_dir.name}" in stderr and "Traceback" not in stderr
+    assert _status(prose, run_dir.name) == "cancelled"
+    assert not (run_dir / "bindings" / "report.md").exists()
 
 
 def test_sending_to_a_run_that_does_not_exist_is_a_usage_error(prose: Any, tmp_path: Path) -> None:

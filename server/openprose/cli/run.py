@@ -337,7 +337,9 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         print("prose: dry run on the offline backend: no model is called", file=stderr)
     if args.record:
         try:
-            backend = RecordingBackend(backend, Path(args.record))
+            # A dbos run's workers append to it, and a resumed run continues its record.
+            keep = engine == "dbos" or bool(args.resume)
+            backend = RecordingBackend(backend, Path(args.record), append=keep)
         except OSError as error:
             raise UsageError(f"cannot record to {args.record}: {error}") from None
     if args.trace or state == "in-context":

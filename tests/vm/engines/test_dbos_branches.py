@@ -406,13 +406,9 @@ def _resumed_on(engine_name: str, tmp_path: Path) -> tuple[Any, Recording, str, 
         url = engine.system_database_url(spec.state, Path(spec.runs_root), environ={})
         run_id = new_run_id()
         executor = engine.DbosExecutor(url)
-        first = asyncio.run(
-            executor.run(spec, run_id, Attachment(backend=_FailingOnce("Study b")))
-        )
+        first = asyncio.run(executor.run(spec, run_id, Attachment(backend=_FailingOnce("Study b"))))
         assert first.status == "error" and "the provider is down" in first.error
-        result = asyncio.run(
-            executor.run(spec, run_id, Attachment(backend=second), resume=True)
-        )
+        result = asyncio.run(executor.run(spec, run_id, Attachment(backend=second), resume=True))
     else:
         first = asyncio.run(
             LocalExecutor().run(spec, None, Attachment(backend=_FailingOnce("Study b")))

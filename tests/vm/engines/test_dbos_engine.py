@@ -111,6 +111,10 @@ def test_the_private_calls_of_dbos_the_engine_relies_on_are_there() -> None:
 
     assert callable(SystemDatabase.reenqueue_for_recovery)
     assert callable(SystemDatabase.run_migrations)
+    # ... and a run cancelled while it runs stops as DBOS stops a cancelled workflow.
+    from dbos._error import DBOSWorkflowCancelledError
+
+    assert issubclass(DBOSWorkflowCancelledError, BaseException)
 
 
 def test_recovery_takes_only_the_runs_of_dead_executors(tmp_path: Path) -> None:

@@ -33,6 +33,8 @@ def test_a_new_run_is_running_with_its_program_and_inputs(catalog: Catalog) -> N
     assert store.state == catalog.state
     assert store.run_id
     assert store.program_text() == PROGRAM
+    # ... and read from the catalogue, without claiming the run (a dbos resume checks it).
+    assert catalog.program_text(store.run_id) == PROGRAM
     assert store.inputs() == {"topic": "bees"}
     assert not store.replaying
     info = catalog.info(store.run_id)
@@ -286,6 +288,8 @@ def test_an_unknown_run_is_a_state_error(catalog: Catalog) -> None:
             catalog.info(run_id)
         with pytest.raises(StateError):
             catalog.remove(run_id)
+        with pytest.raises(StateError):
+            catalog.program_text(run_id)
 
 
 # ------------------------------------------------------------------ called programs

@@ -131,7 +131,7 @@ async def execute_branch(spec: RunSpec, run_id: str, task: BranchTask) -> Branch
         from dbos import DBOS
 
         run_workflow = run_workflow_of(DBOS.workflow_id or run_id, task)
-        spec = replace(spec, text=await _outside(_program_of(run_workflow)))
+        spec = replace(spec, text=await outside_workflow(_program_of(run_workflow)))
     catalog = spec.catalog()
     journal = await asyncio.to_thread(catalog.branch_journal, run_id, task.branch_key)
     store = BranchStore(journal, run_id, spec.state, partial(catalog.branch_store, run_id))
@@ -175,7 +175,7 @@ async def _program_of(run_workflow: str) -> str:
     return _programs[run_workflow]
 
 
-async def _outside(work: Coroutine[Any, Any, T]) -> T:
+async def outside_workflow(work: Coroutine[Any, Any, T]) -> T:
     """``work`` outside the run's workflow context (see the module's docstring)."""
     return await asyncio.create_task(work, context=contextvars.Context())
 
@@ -202,7 +202,7 @@ class DbosBranches:
         stages: list[Stage],
     ) -> list[Value]:
         tasks = tasks_for(interpreter, node, ctx, items, trace_context())
-        queue = await _outside(self._queue())
+        queue = await outside_workflow(self._queue())
         ids = [branch_id(self.workflow_id, task) for task in tasks]
 
         def applied(j: int) -> bool:
@@ -217,17 +217,17 @@ class DbosBranches:
             while waiting or following < len(items):
                 if len(waiting) < window and following < len(items):
                     more = range(following, min(len(items), following + window - len(waiting)))
-                    await _outside(
+                    await outside_workflow(
                         self._enqueue(queue, [tasks[i] for i in more], [ids[i] for i in more])
                     )
                     waiting.update((ids[i], i) for i in more)
                     following = more.stop
-                for workflow in await _outside(_finished(list(waiting))):
+                for workflow in await outside_workflow(_finished(list(waiting))):
                     i = waiting.pop(workflow.workflow_id)
                     if workflow.status == "CANCELLED":
                         # Taken over after a fail-fast: the item whose failure cancelled
                         # this one fails the fan-out, as it did before.
-                        i, workflow = await _outside(_cause(ids, i, workflow, applied))
+                        i, workflow = await outside_workflow(_cause(ids, i, workflow, applied))
                     label = f"item {i + 1} of the fan-out"
                     results[i] = _take(interpreter, ctx, stages[i], workflow, tasks[i], label)
                 if waiting:
@@ -236,7 +236,7 @@ class DbosBranches:
             if waiting and not STOPPING.is_set():
                 # Fail-fast: the items not finished are not wanted (a cancelled item stops
                 # at its next step).
-                await asyncio.shield(_outside(_cancel(list(waiting))))
+                await asyncio.shield(outside_workflow(_cancel(list(waiting))))
         return results
 
     async def branch(
@@ -254,8 +254,9 @@ class DbosBranches:
         workflow_id = branch_id(self.workflow_id, task)
         waiting = True
         try:
-            await _outside(self._enqueue(await _outside(self._queue()), [task], [workflow_id]))
-            while not (found := await _outside(_finished([workflow_id]))):
+            queue = await outside_workflow(self._queue())
+            await outside_workflow(self._enqueue(queue, [task], [workflow_id]))
+            while not (found := await outside_workflow(_finished([workflow_id]))):
                 await asyncio.sleep(POLL_SECONDS)
             waiting = False
             label = f"branch {letter(index)} of the parallel block"
@@ -272,14 +273,14 @@ class DbosBranches:
                 def applied(k: int) -> bool:
                     return applied_before(interpreter, tasks[k], siblings[k])
 
-                j, cause = await _outside(_cause(siblings, index, found[0], applied))
+                j, cause = await outside_workflow(_cause(siblings, index, found[0], applied))
                 if j != index:
                     await asyncio.sleep(SIBLING_SECONDS)
                     raise_failure(cause.output)  # the sibling never did (not expected)
             return _take(interpreter, ctx, stage, found[0], task, label, own)
         finally:
             if waiting and not STOPPING.is_set():
-                await asyncio.shield(_outside(_cancel([workflow_id])))
+                await asyncio.shield(outside_workflow(_cancel([workflow_id])))
 
     async def _queue(self) -> str:
         """The provider's queue when a rate limit was set for it, else the shared one

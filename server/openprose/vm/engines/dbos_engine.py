@@ -40,7 +40,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -56,6 +56,7 @@ from openprose.vm.engines.dbos_branches import (
     STOPPING,
     DbosBranches,
     branch_workflow,
+    outside_workflow,
     provider_queue,
 )
 
@@ -90,6 +91,8 @@ TAKEOVER_SECONDS = 300.0
 # The workflow statuses of a run not over: queued, executing (or pending on a dead
 # executor, for a worker to take over), or waiting to be queued.
 LIVE = ("ENQUEUED", "PENDING", "DELAYED")
+# How often a run looks whether `prose runs cancel` cancelled its workflow (seconds).
+CANCEL_POLL_SECONDS = 1.0
 ATTEMPT = "/attempt-"  # RUN_ID/attempt-N: the Nth workflow of a resumed run
 
 
@@ -317,9 +320,39 @@ async def execute(spec: RunSpec) -> RunResult:
         catalog.info(run_id)
     except StateError:
         # Not begun: the run is made under the workflow's id.
-        return await LocalExecutor(**resources).run(spec, run_id, attachment)
-    store = await _taken_over(catalog, run_id)
-    return await LocalExecutor(resume=store, **resources).run(spec, None, attachment)
+        run = LocalExecutor(**resources).run(spec, run_id, attachment)
+    else:
+        store = await _taken_over(catalog, run_id)
+        run = LocalExecutor(resume=store, **resources).run(spec, None, attachment)
+    return await _unless_cancelled(workflow_id, run)
+
+
+async def _unless_cancelled(workflow_id: str, run: Coroutine[Any, Any, RunResult]) -> RunResult:
+    """The run, stopped when its workflow is cancelled (``prose runs cancel``): DBOS stops a
+    cancelled workflow at its next DBOS operation, and a run's model exchanges are none (they
+    are steps of its journal), so it is looked for here.  The interpreter ends the run's
+    state as cancelled; DBOS keeps the workflow's status."""
+    from dbos import DBOS
+    from dbos._error import DBOSWorkflowCancelledError  # private in dbos 3.4; tested
+
+    task = asyncio.ensure_future(run)
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=CANCEL_POLL_SECONDS)
+            if done:
+                return task.result()
+            # Outside the workflow's context: there DBOS would checkpoint every look.
+            status = await outside_workflow(DBOS.get_workflow_status_async(workflow_id))
+            if status is not None and status.status == "CANCELLED":
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+                raise DBOSWorkflowCancelledError(f"run workflow {workflow_id} was cancelled")
+    finally:
+        if not task.done():  # this process stops (the workflow stays pending)
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
 
 
 async def _taken_over(catalog: Any, run_id: str) -> Any:
@@ -366,8 +399,15 @@ class _QuietWhileStopping(logging.Filter):
         "Error executing workflow",
         "Exception encountered in asynchronous workflow",
     )
+    # What DBOS reports of a workflow cancelled by `prose runs cancel` as it ends: asked
+    # for, and said by the run's own state.
+    CANCELLED = ("DBOSAwaitedWorkflowCancelledError", "DBOSWorkflowCancelledError")
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and type(record.exc_info[1]).__name__ in self.CANCELLED:
+            return False
+        if "was cancelled during execution" in record.getMessage():
+            return False
         if not STOPPING.is_set():
             return True
         message = record.getMessage()
@@ -562,7 +602,13 @@ class DbosExecutor:
             with SetWorkflowID(workflow_id):
                 handle = await DBOS.start_workflow_async(_workflow(), spec)
             running = getattr(handle, "task", None)  # dbos 3.4's WorkflowHandleAsyncTask
-            result: RunResult = await handle.get_result()
+            try:
+                result: RunResult = await handle.get_result()
+            except Exception:
+                status = await DBOS.get_workflow_status_async(workflow_id)
+                if status is None or status.status != "CANCELLED":
+                    raise
+                return _cancelled(spec, run_id)
             return result
         finally:
             if isinstance(running, asyncio.Future) and not running.done():
@@ -597,6 +643,20 @@ class DbosExecutor:
                 spec,
             )
         return run_id
+
+
+def _cancelled(spec: RunSpec, run_id: str) -> RunResult:
+    """The result of an attached run cancelled by ``prose runs cancel``: its state says
+    what it did until then."""
+    from openprose.vm.interpreter import RunResult
+
+    where = Path(spec.runs_root) / run_id if spec.state in ("filesystem", "sqlite") else None
+    return RunResult(
+        status="cancelled",
+        error=f"cancelled (`prose runs cancel {run_id}`)",
+        run_id=run_id,
+        run_dir=where,
+    )
 
 
 class client:
