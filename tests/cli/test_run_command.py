@@ -246,6 +246,21 @@ def test_a_large_fan_out_is_confirmed_on_a_terminal(tmp_path: Path) -> None:
     assert json.loads(yes_out)["sessions"] == 101
 
 
+def test_a_resumed_run_continues_its_recording(prose: Any, tmp_path: Path) -> None:
+    write(tmp_path, PROGRAM)
+    stopped = prose(
+        "run", "main.prose", "--input", "topic=bees", "--max-sessions", "1", "--record", "rec.jsonl"
+    )
+    assert stopped.returncode == 1
+    run_dir = next((tmp_path / ".prose" / "runs").iterdir())
+    resumed = prose("run", "main.prose", "--resume", run_dir.name, "--record", "rec.jsonl")
+    assert resumed.returncode == 0, resumed.stderr
+    # The recording holds both attempts' exchanges: a fresh run replays from it whole.
+    replayed = prose("run", "main.prose", "--input", "topic=bees", "--replay", "rec.jsonl")
+    assert replayed.returncode == 0, replayed.stderr
+    assert replayed.stdout == resumed.stdout
+
+
 def test_resume_continues_a_stopped_run(prose: Any, tmp_path: Path) -> None:
     write(tmp_path, PROGRAM)
     stopped = prose("run", "main.prose", "--input", "topic=bees", "--max-sessions", "1")

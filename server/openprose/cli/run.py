@@ -337,9 +337,8 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         print("prose: dry run on the offline backend: no model is called", file=stderr)
     if args.record:
         try:
-            # A dbos run's workers append to it, and a resumed run continues its record.
-            keep = engine == "dbos" or bool(args.resume)
-            backend = RecordingBackend(backend, Path(args.record), append=keep)
+            # A resumed run continues its recording (a dbos run's workers append to it).
+            backend = RecordingBackend(backend, Path(args.record), append=bool(args.resume))
         except OSError as error:
             raise UsageError(f"cannot record to {args.record}: {error}") from None
     if args.trace or state == "in-context":
