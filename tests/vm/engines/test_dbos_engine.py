@@ -20,6 +20,7 @@ import pytest
 from openprose.vm.engines import dbos_engine as engine
 from openprose.vm.engines.base import Attachment, RunSpec
 from openprose.vm.rundir import new_run_id
+
 # A fixture (it skips without PostgreSQL locally, and fails under CI).
 from tests.postgres_cluster import postgres_db_url  # noqa: F401
 from tests.support.extras import require
