@@ -388,11 +388,12 @@ async def _ask_by_message(name: str, prompt: str) -> str:
 # ------------------------------------------------------------------ processes
 
 
-class _QuietWhileStopping(logging.Filter):
-    """Drops what DBOS reports of each workflow interrupted as this process stops (Ctrl-C,
-    SIGTERM): a cancelled task, or one that could not end because DBOS had stopped. Those
-    workflows stay pending and another worker takes them over, which is what stopping
-    means here."""
+class _QuietOnPurpose(logging.Filter):
+    """Drops what DBOS reports of workflows stopped on purpose, as faults: each workflow
+    interrupted as this process stops (Ctrl-C, SIGTERM), a cancelled task or one that could
+    not end because DBOS had stopped (those stay pending and another worker takes them over,
+    which is what stopping means here); and a run cancelled by ``prose runs cancel``, which
+    its state says."""
 
     INTERRUPTED = (
         "task cancelled",
@@ -422,8 +423,8 @@ def launch(url: str, executor_id: str, queues: Sequence[str]) -> None:
 
     dbos_log = logging.getLogger("dbos")
     dbos_log.setLevel(logging.WARNING)
-    if not any(isinstance(f, _QuietWhileStopping) for f in dbos_log.filters):
-        dbos_log.addFilter(_QuietWhileStopping())
+    if not any(isinstance(f, _QuietOnPurpose) for f in dbos_log.filters):
+        dbos_log.addFilter(_QuietOnPurpose())
     _make_room(url)
     _workflow()
     branch_workflow()
