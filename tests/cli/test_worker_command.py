@@ -303,6 +303,9 @@ def test_a_cancelled_run_resumed_detached_is_queued_then_finished_by_a_worker(
     assert _status(prose, run_id) == "queued"  # until a worker claims it
     again = prose("run", "main.prose", "--engine", "dbos", "--resume", run_id)
     assert again.returncode == 2 and "is queued on the dbos engine" in again.stderr
+    # Nor does the local engine resume it meanwhile: a worker would take it too.
+    here = prose("run", "main.prose", "--engine", "local", "--resume", run_id)
+    assert here.returncode == 2 and "is queued on the dbos engine" in here.stderr
     workers()
     _wait_for(lambda: _status(prose, run_id) == "completed")
     asked = Counter(exchanges())

@@ -563,6 +563,7 @@ def _resumed_run(
 
     if args.inputs or args.inputs_file:
         raise UsageError("--resume runs with the inputs of the run it continues")
+    _not_on_dbos(state, runs_root, _resume_id(args))
     try:
         catalog = open_catalog(state, runs_root)
         store = catalog.open(_resume_id(args))
@@ -574,6 +575,35 @@ def _resumed_run(
         store.close()
         raise
     return store
+
+
+def _not_on_dbos(state: str, runs_root: Path, run_id: str) -> None:
+    """Refuses to resume here a run the dbos engine has not finished (a worker would take
+    it over too).  Nothing of DBOS is imported where it never ran."""
+    if state == "in-context":
+        return
+    from openprose.vm.state import StateError
+
+    try:
+        from openprose.vm.engines.dbos_engine import (
+            EngineError,
+            NotOver,
+            require_dbos,
+            require_over,
+            sqlite_file,
+            system_database_url,
+        )
+
+        url = system_database_url(state, runs_root)
+        file = sqlite_file(url)
+        if file is not None and not file.is_file():
+            return
+        require_dbos()
+        require_over(url, run_id)
+    except NotOver as error:
+        raise UsageError(f"cannot resume {run_id}: {error}") from None
+    except (EngineError, StateError):
+        return  # the dbos engine has no run here
 
 
 def _resumable_on_dbos(

@@ -125,11 +125,11 @@ def next_attempt(found: Sequence[Any], run_id: str) -> str:
     live = [w for w in mine if w.status in LIVE]
     if live:
         if live[-1].status == "PENDING":
-            raise EngineError(
+            raise NotOver(
                 f"run {run_id} is not over: it runs on the dbos engine, or waits for a worker "
                 f"to take it over (`prose worker`); `prose runs cancel {run_id}` ends it"
             )
-        raise EngineError(f"run {run_id} is queued on the dbos engine: a worker starts it")
+        raise NotOver(f"run {run_id} is queued on the dbos engine: a worker starts it")
     return attempt_id(run_id, _attempt_of(mine[-1].workflow_id) + 1 if mine else 1)
 
 
@@ -146,6 +146,18 @@ def _of_run(run_id: str) -> dict[str, Any]:
 class EngineError(Exception):
     """The dbos engine cannot do what was asked (not installed, no such run, a system
     database it cannot reach).  The message is for the user and holds no password."""
+
+
+class NotOver(EngineError):
+    """A run cannot be resumed: the dbos engine has an attempt of it not over."""
+
+
+def require_over(url: str, run_id: str) -> None:
+    """NotOver while the dbos engine, whose system database is at ``url``, has an attempt
+    of ``run_id`` queued or running: a resume by the local engine would race the worker
+    that takes it (EngineError: no DBOS tables there, or no database)."""
+    with client(url) as dbos_client:
+        next_attempt(dbos_client.list_workflows(**_of_run(run_id)), run_id)
 
 
 def require_dbos() -> None:
