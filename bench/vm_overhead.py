@@ -6,6 +6,9 @@
 2. A ``parallel for`` over 1,000 items at concurrency 8.  Goal: < 1 s.
 3. ``prose run`` from starting the process to its first backend call (the timestamp of the
    first session's ``success`` event in the JSON trace).  Goal: < 300 ms.
+4. On the dbos engine, deciding whether a fan-out's items may travel to workers
+   (``branches.why_local``) when they call a program: the first fan-out of a run and each
+   later one (a fan-out inside a loop is judged each time it is reached).
 
 Prints figures; asserts nothing.  The machine is shared, so figures are noisy: the median of
 several runs is shown.
@@ -107,6 +110,43 @@ def start_to_first_call(repeats: int) -> None:
           "before the backend is called)")  # fmt: skip
 
 
+def travel_verdict(repeats: int) -> None:
+    from openprose.syntax import tree as t
+    from openprose.vm.branches import why_local
+    from openprose.vm.runner import load_import
+    from openprose.vm.state.filesystem import FilesystemCatalog
+
+    study = "".join(f'let s{i} = session "Study {{topic}} {i}"\n' for i in range(30))
+    text = (
+        'use "./study" as study\nlet out = parallel for x in ["a", "b", "c"]:\n  study(topic: x)\n'
+    )
+    print(
+        f"4. judging whether a fan-out calling a 31-statement program travels ({repeats} fan-outs)"
+    )
+    with tempfile.TemporaryDirectory(dir=TMP_ROOT) as directory:
+        root = Path(directory)
+        (root / "study.prose").write_text('input topic: "t"\n' + study, encoding="utf-8")
+        (root / "main.prose").write_text(text, encoding="utf-8")
+        store = FilesystemCatalog(root / "runs").create(text, "main.prose", {})
+        module = parse(text)
+        interpreter = Interpreter(
+            module, Instant(), program_path=root / "main.prose", store=store,
+            load_program=load_import,
+        )  # fmt: skip
+        interpreter.collect()
+        [host] = [node for node in t.iter_nodes(module) if isinstance(node, t.ForEach)]
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            verdict = why_local(interpreter, host)
+            times.append(time.perf_counter() - start)
+        store.close()
+    assert verdict is None, verdict
+    later = statistics.median(times[1:]) if len(times) > 1 else times[0]
+    print(f"   first fan-out {times[0] * 1000:.3f} ms, each later one {later * 1e6:.1f} µs "
+          "(median)")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--statements", type=int, default=2000)
@@ -124,6 +164,7 @@ def main() -> None:
     per_statement(args.statements, args.repeats)
     parallel_for(args.repeats)
     start_to_first_call(args.repeats)
+    travel_verdict(20 if args.quick else 200)
 
 
 if __name__ == "__main__":

@@ -116,6 +116,30 @@ def test_which_program_calls_travel(tmp_path: Path, used: str, reason: str | Non
     assert (found is None) if reason is None else (found is not None and reason in found), found
 
 
+def test_a_fan_out_is_judged_once_however_often_it_is_reached(tmp_path: Path) -> None:
+    from openprose.vm.runner import load_import
+
+    (tmp_path / "keeper.prose").write_text(CALLED["keeper.prose"], encoding="utf-8")
+    text = 'use "./keeper" as called\nlet out = parallel for x in ["a", "b"]:\n  called(x: x)\n'
+    loaded: list[Path] = []
+
+    def counted(path: Path) -> tuple[str, Any]:
+        loaded.append(path)
+        return load_import(path)
+
+    store = open_catalog("filesystem", tmp_path / "runs").create(text, "main.prose", {})
+    interpreter = Interpreter(
+        parse(text), OfflineBackend(), store=store, program_path=tmp_path / "main.prose",
+        load_program=counted,
+    )  # fmt: skip
+    interpreter.collect()
+    verdicts = [why_local(interpreter, _host(interpreter)) for _ in range(5)]
+    # Judging loads and checks the called program: once, not at each fan-out of a loop.
+    assert loaded == [tmp_path / "keeper.prose"]
+    assert len(set(verdicts)) == 1 and "whose agent has memory" in (verdicts[0] or "")
+    store.close()
+
+
 def test_a_run_with_a_spending_limit_keeps_its_items(tmp_path: Path) -> None:
     interpreter = _interpreter(FAN_OUT, tmp_path, Options(max_sessions=10))
     assert "spending limit" in (why_local(interpreter, _host(interpreter)) or "")

@@ -128,7 +128,17 @@ def why_local(interpreter: Interpreter, host: Any) -> str | None:
         return "the run has a spending limit, which is counted in one process"
     if isinstance(host, t.Parallel) and _races(host):
         return "a race (`first`, `any`) is decided by what one process sees finish first"
-    # What an item runs is its body and the bodies of the blocks it calls.
+    # The program's tree lives as long as the run (an imported program's, judged above,
+    # does not), and what follows depends on nothing else.
+    verdicts = interpreter.travel_verdicts
+    if host not in verdicts:
+        verdicts[host] = _why_items_local(interpreter, host)
+    return verdicts[host]
+
+
+def _why_items_local(interpreter: Interpreter, host: Any) -> str | None:
+    """Why what an item runs keeps it here: its body and the bodies of the blocks it
+    calls, and the programs they call."""
     for node in (n for root in _reached(interpreter, host) for n in t.iter_nodes(root)):
         if isinstance(node, t.ProgramCall) and (why := _why_callee_local(interpreter, node)):
             return why

@@ -337,6 +337,10 @@ class Interpreter:
         # Where the items of a fan-out run (an engine's, set after construction): None,
         # here as asyncio tasks.
         self.branches: Branches | None = None
+        # Why each fan-out of the run's own program must stay in this process (None: it
+        # may travel), judged once per fan-out (vm/branches.py, why_local): judging loads
+        # and checks the programs its items call.
+        self.travel_verdicts: dict[Any, str | None] = {}
 
     # ------------------------------------------------------------------ running
 
