@@ -82,6 +82,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     from openprose.vm.engines.dbos_engine import (
         RUNS_QUEUE,
         EngineError,
+        described,
         require_dbos,
         shown,
         system_database_url,
@@ -118,9 +119,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
     def recovered(workflow_ids: list[str]) -> None:
         for workflow_id in workflow_ids:
-            # An item's id is RUN/KEY@INDEX (engines/dbos_branches.py).
-            run_id, _, item = workflow_id.partition("/")
-            what = f"item {item} of run {run_id}" if item else f"run {run_id}"
+            what = described(workflow_id)
             print(f"prose: {what} lost its worker: back on the queue", file=stderr, flush=True)
 
     async def main() -> None:

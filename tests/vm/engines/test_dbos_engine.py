@@ -270,3 +270,12 @@ def test_a_failed_run_resumed_runs_as_its_next_attempt_and_ends_as_the_run(
     assert catalog.program_text(run_id) == text
     if state == "filesystem":
         assert (runs / run_id / "bindings" / "more.md").is_file()
+
+
+def test_a_worker_names_the_workflows_it_recovers() -> None:
+    run = "20261207-101010-abcdef"
+    assert engine.described(run) == f"run {run}"
+    assert engine.described(f"{run}/4@17") == f"item 4@17 of run {run}"
+    assert engine.described(f"{run}/3.2@1a/helper") == f"item 3.2@1a/helper of run {run}"
+    assert engine.described(f"{run}/attempt-2") == f"run {run} (attempt 2)"
+    assert engine.described(f"{run}/attempt-2/5b") == f"item 5b of run {run} (attempt 2)"

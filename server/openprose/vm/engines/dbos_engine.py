@@ -106,6 +106,19 @@ def run_of(workflow_id: str) -> str:
     return workflow_id.partition(ATTEMPT)[0]
 
 
+def described(workflow_id: str) -> str:
+    """A run's or an item's workflow as a worker names it: ``run R``, ``run R (attempt
+    2)``, ``item KEY of run R`` (an item's id is its run's attempt's id, then its step key,
+    which may hold slashes)."""
+    run_id, _, rest = workflow_id.partition("/")
+    mark = ATTEMPT.strip("/")
+    head, slash, item = rest.partition("/")
+    if head.startswith(mark) and head[len(mark) :].isdigit():
+        attempt = f" (attempt {head[len(mark) :]})"
+        return f"item {item} of run {run_id}{attempt}" if slash else f"run {run_id}{attempt}"
+    return f"item {rest} of run {run_id}" if rest else f"run {run_id}"
+
+
 def _attempt_of(workflow_id: str) -> int:
     _, mark, number = workflow_id.partition(ATTEMPT)
     return int(number) if mark and number.isdigit() else 1
