@@ -130,6 +130,7 @@ def test_command_line_selection_keeps_every_other_setting() -> None:
                 "windows": {"llama3.1": 32000},
                 "prices": {"llama3.1": [0.1, 0.2]},
                 "rate-limits": {"openai": "10/30s"},
+                "global-concurrency": {"branches": 64},
             },
         },
     )
@@ -143,6 +144,7 @@ def test_command_line_selection_keeps_every_other_setting() -> None:
         "windows",
         "prices",
         "rate_limits",
+        "global_concurrency",
         "path",
     ):
         assert getattr(narrowed, name) == getattr(config, name), name
@@ -490,3 +492,18 @@ def test_rate_limits_are_by_model_backend() -> None:
         config_from_table("prose.toml", {"run": {"rate-limits": {"gemini": "5/s"}}})
     with pytest.raises(ConfigError, match=r"run.rate-limits.openai`: a rate limit is"):
         config_from_table("prose.toml", {"run": {"rate-limits": {"openai": 5}}})
+
+
+def test_global_concurrency_caps_runs_and_branches() -> None:
+    config = config_from_table(
+        "prose.toml", {"run": {"global-concurrency": {"runs": 8, "branches": 64}}}
+    )
+    assert config.global_concurrency == {"runs": 8, "branches": 64}
+    assert Config().global_concurrency == {}
+    with pytest.raises(ConfigError, match="unknown key 'items'"):
+        config_from_table("prose.toml", {"run": {"global-concurrency": {"items": 5}}})
+    for bad in (0, "8", True, 2.5):
+        with pytest.raises(ConfigError, match=r"global-concurrency\.runs` must be a whole number"):
+            config_from_table("prose.toml", {"run": {"global-concurrency": {"runs": bad}}})
+    with pytest.raises(ConfigError, match="must be a table"):
+        config_from_table("prose.toml", {"run": {"global-concurrency": 8}})

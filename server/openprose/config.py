@@ -21,6 +21,8 @@ The format follows ruff's rule selection, kept small (README, "Configuration")::
     #   read[, cache write]] (docs/run.md)
     # run.rate-limits = { anthropic = "50/min" }: with the dbos engine, fan-out items of a
     #   provider's runs started per period, across all workers (docs/scale.md)
+    # run.global-concurrency = { runs = 8, branches = 64 }: with the dbos engine, runs and
+    #   fan-out items executed at once across all workers (docs/scale.md)
 
 A prefix is a code's leading characters (``W``, ``W0``, ``E04``). For each code the most
 specific selector decides (an exact code beats ``E04``, which beats ``E``; on a tie ``ignore``
@@ -61,7 +63,18 @@ KEYS = (
     "force-exclude",
     "run",
 )
-RUN_KEYS = ("model-map", "allow-remote", "state", "engine", "windows", "prices", "rate-limits")
+RUN_KEYS = (
+    "model-map",
+    "allow-remote",
+    "state",
+    "engine",
+    "windows",
+    "prices",
+    "rate-limits",
+    "global-concurrency",
+)
+# run.global-concurrency's keys: what the dbos engine's workers execute at once, all together
+GLOBAL_CAPS = ("runs", "branches")
 ENGINES = ("local", "dbos")  # prose run --engine, run.engine (vm/engines/)
 MODEL_BACKENDS = ("offline", "replay", "anthropic", "openai", "claude-code")  # --backend
 STATE_BACKENDS = ("filesystem", "sqlite", "postgres", "in-context")
@@ -137,6 +150,9 @@ class Config:
     engine: str | None = None  # prose run: local or dbos (None: local)
     # The dbos engine: a provider's fan-out items started per period (a parse_rate_limit)
     rate_limits: Mapping[str, RateLimit | None] = dataclasses.field(default_factory=dict)
+    # The dbos engine: runs and fan-out items executed at once across all workers
+    # (``GLOBAL_CAPS``; a cap left out: none)
+    global_concurrency: Mapping[str, int] = dataclasses.field(default_factory=dict)
     enabled: frozenset[str] = dataclasses.field(init=False)
     severities: Mapping[str, Severity] = dataclasses.field(init=False)
 
@@ -273,6 +289,7 @@ def config_from_table(source: str, table: Mapping[str, Any]) -> Config:
         force_exclude=_parse_flag(source, "force-exclude", table, default=False),
         engine=engine,
         rate_limits=_parse_rate_limits(source, run.get("rate-limits", {})),
+        global_concurrency=_parse_caps(source, run.get("global-concurrency", {})),
     )
 
 
@@ -314,6 +331,27 @@ def _parse_rate_limits(source: str, table: object) -> dict[str, RateLimit | None
         except ValueError as error:
             raise ConfigError(source, f"`run.rate-limits.{backend}`: {error}") from None
     return limits
+
+
+def _parse_caps(source: str, table: object) -> dict[str, int]:
+    """``run.global-concurrency = { runs = 8, branches = 64 }``: positive whole numbers."""
+    if not isinstance(table, dict):
+        raise ConfigError(
+            source, "`run.global-concurrency` must be a table such as { runs = 8, branches = 64 }"
+        )
+    caps: dict[str, int] = {}
+    for name, value in table.items():
+        if name not in GLOBAL_CAPS:
+            raise ConfigError(
+                source,
+                f"`run.global-concurrency`: unknown key {name!r} (known: {', '.join(GLOBAL_CAPS)})",
+            )
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ConfigError(
+                source, f"`run.global-concurrency.{name}` must be a whole number of at least 1"
+            )
+        caps[name] = value
+    return caps
 
 
 def _parse_globs(source: str, key: str, value: object) -> tuple[str, ...]:

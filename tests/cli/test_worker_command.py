@@ -225,6 +225,7 @@ def test_an_attached_dbos_run_reports_as_a_local_one_does(prose: Any, tmp_path: 
         (("run", "main.prose", "--engine", "dbos", "--state", "in-context"), "in-context"),
         (("run", "main.prose", "--engine", "dbos", "--resume", "x"), "cannot resume x: no run"),
         (("worker", "--concurrency", "0"), "--concurrency must be at least 1"),
+        (("worker", "--global-branch-concurrency", "0"), "--global-branch-concurrency must be"),
         (("worker", "--rate-limit", "gemini=5/s"), "is not BACKEND=LIMIT with BACKEND one of"),
         (("worker", "--rate-limit", "offline=5/day"), 'a rate limit is "N/s"'),
         (("runs", "send", "r1", "angle"), "expected NAME=VALUE"),

@@ -9,6 +9,7 @@ import json
 import re
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -260,6 +261,47 @@ def test_a_worker_s_rate_limit_paces_the_items_of_its_backend_s_runs(
     # Never more than 6 in a rolling second: 18 items start over 2 s at least.
     assert all(sum(s <= t < s + 1000 for t in starts) <= 6 for s in starts), starts
     assert starts[-1] - starts[0] >= 2000, starts
+
+
+def test_the_project_s_global_cap_bounds_the_items_of_all_workers_together(
+    prose: Any,
+    tmp_path: Path,
+    workers: Callable[..., subprocess.Popen[str]],  # noqa: F811
+) -> None:
+    from openprose.vm.engines import dbos_engine as engine
+
+    caps = "[run]\nglobal-concurrency = { runs = 1, branches = 3 }\n"
+    (tmp_path / "prose.toml").write_text(caps)
+    text = (
+        "let out = parallel for x in [" + ", ".join(f'"{n}"' for n in range(12)) + "]:\n"
+        '  session "Study item #{x}#"\n'
+    )
+    run_id = _detach(prose, tmp_path, text, "--concurrency", "12", "--offline-delay", "0.4")
+    for _ in range(2):
+        # Two runs a worker is above the global cap of one: the worker runs one.
+        workers(*WORKER_ARGS, "--concurrency", "2")
+    _wait_for((tmp_path / ".prose" / "runs" / run_id).is_dir)
+    _wait_for(lambda: _show(prose, run_id)["status"] == "completed", 120)
+    assert "at most 3 items a queue at once, across all workers" in _log(tmp_path, 1)
+    assert "at most 1 run at once, across all workers" in _log(tmp_path, 1)
+    out = _out(_show(prose, run_id))
+    assert [re.findall(r"#(\d+)#", answer) for answer in out] == [[str(n)] for n in range(12)]
+
+    with engine.client(f"sqlite:///{tmp_path / '.prose' / 'dbos.sqlite'}") as client:
+        rows = client.list_workflows(name="openprose.branch", load_input=False)
+    assert len(rows) == 12  # one workflow an item
+    # DBOS keeps its times in whole seconds here: the sessions' own are the journal's. A
+    # session of 0.4 s ended at `recorded_at`; it ran within its item, so counting the
+    # sessions running at each instant never counts more items than ran.
+    journal = sqlite3.connect(tmp_path / ".prose" / "runs" / run_id / "journal.db")
+    ends = [t for (t,) in journal.execute("SELECT recorded_at FROM journal_steps")]
+    journal.close()
+    assert len(ends) == 12
+    spans = [(end - 0.4, end) for end in ends]
+    busiest = max(sum(s <= t < e for s, e in spans) for t, _ in spans)
+    # Never more than three at once, where two workers of 16 slots would run all twelve.
+    assert busiest <= 3, sorted(ends)
+    assert max(ends) - min(ends) >= 1.0, sorted(ends)  # four rounds of 0.4 s, not one
 
 
 def test_an_interrupted_attached_run_leaves_its_items_to_the_worker_taking_it_over(

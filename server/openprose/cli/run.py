@@ -387,7 +387,8 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     try:
         if engine == "dbos":
             limits = dict(config.rate_limits) if config is not None else {}
-            result = _run_on_dbos(args, spec, attachment, limits, stdout, stderr)
+            caps = dict(config.global_concurrency) if config is not None else {}
+            result = _run_on_dbos(args, spec, attachment, limits, caps, stdout, stderr)
             if result is None:  # detached
                 return EXIT_OK
         else:
@@ -491,12 +492,13 @@ def _run_on_dbos(
     spec: Any,
     attachment: Any,
     rate_limits: dict[str, Any],
+    caps: dict[str, int],
     stdout: TextIO,
     stderr: TextIO,
 ) -> Any:
     """The run as a DBOS workflow: executed here and waited for, or (``--detach``) put on
-    the queue; None then, its id printed.  ``rate_limits`` (``run.rate-limits``) are set
-    for the providers no worker has set one for."""
+    the queue; None then, its id printed.  ``rate_limits`` (``run.rate-limits``) and
+    ``caps`` (``run.global-concurrency``) are set for the queues no worker has set up."""
     import asyncio
 
     from openprose.vm.engines.dbos_engine import (
@@ -512,7 +514,7 @@ def _run_on_dbos(
         url = system_database_url(spec.state, Path(spec.runs_root))
     except StateError as error:
         raise UsageError(f"{spec.state} state: {error}") from None
-    executor = DbosExecutor(url, rate_limits)
+    executor = DbosExecutor(url, rate_limits, caps)
     resume = bool(args.resume)
     run_id = _resume_id(args) if resume else new_run_id()
     try:

@@ -32,6 +32,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         f"worker executes at once (default {DEFAULT_BRANCH_CONCURRENCY})",
     )
     parser.add_argument(
+        "--global-concurrency",
+        type=int,
+        metavar="N",
+        help="queued runs executed at once by all workers together (default: run."
+        "global-concurrency.runs in the configuration, else no cap)",
+    )
+    parser.add_argument(
+        "--global-branch-concurrency",
+        type=int,
+        metavar="N",
+        help="fan-out items executed at once by all workers together, on each items queue "
+        "(default: run.global-concurrency.branches in the configuration, else no cap)",
+    )
+    parser.add_argument(
         "--rate-limit",
         action="append",
         default=[],
@@ -95,8 +109,10 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     for flag, value in (
         ("--concurrency", args.concurrency),
         ("--branch-concurrency", args.branch_concurrency),
+        ("--global-concurrency", args.global_concurrency),
+        ("--global-branch-concurrency", args.global_branch_concurrency),
     ):
-        if value < 1:
+        if value is not None and value < 1:
             print(f"prose: error: {flag} must be at least 1", file=stderr)
             return EXIT_USAGE
     try:
@@ -105,6 +121,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         state = args.state or (config.state if config is not None else None) or "filesystem"
         url = system_database_url(state, runs_root(args))
         limits = {**(config.rate_limits if config is not None else {}), **_rate_limits(args)}
+        caps = {**(config.global_concurrency if config is not None else {}), **_caps(args)}
         # As prose run: OTEL_* variables that ask for traces turn them on without --otel.
         telemetry = from_environment(force=args.otel)
     except (EngineError, ConfigError, StateError, TelemetryError) as error:
@@ -134,9 +151,16 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             flush=True,
         )
         for backend, limit in sorted(limits.items()):
-            described = "no limit" if limit is None else f"{limit[0]} per {limit[1]:g} s"
+            pace = "no limit" if limit is None else f"{limit[0]} per {limit[1]:g} s"
             print(
-                f"prose: items of {backend} runs: {described}, across all workers",
+                f"prose: items of {backend} runs: {pace}, across all workers",
+                file=stderr,
+                flush=True,
+            )
+        for name, cap in sorted(caps.items()):
+            what = f"run{'' if cap == 1 else 's'}" if name == "runs" else "items a queue"
+            print(
+                f"prose: at most {cap} {what} at once, across all workers",
                 file=stderr,
                 flush=True,
             )
@@ -145,6 +169,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             concurrency=args.concurrency,
             branch_concurrency=args.branch_concurrency,
             rate_limits=limits,
+            global_concurrency=caps,
             queues=queues,
             stop=stop,
             executor_id=executor_id,
@@ -162,6 +187,12 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             telemetry.shutdown()  # exports what is left before the process ends
     print(f"prose: worker {executor_id} stopped", file=stderr)
     return EXIT_OK
+
+
+def _caps(args: argparse.Namespace) -> dict[str, int]:
+    """The global caps the command line gives, over the configuration's."""
+    given = {"runs": args.global_concurrency, "branches": args.global_branch_concurrency}
+    return {name: cap for name, cap in given.items() if cap is not None}
 
 
 def _rate_limits(args: argparse.Namespace) -> dict[str, RateLimit | None]:

@@ -530,27 +530,36 @@ async def work(
     queues: Sequence[str] = (RUNS_QUEUE, *BRANCH_QUEUES),
     branch_concurrency: int = DEFAULT_BRANCH_CONCURRENCY,
     rate_limits: Mapping[str, RateLimit | None] | None = None,
+    global_concurrency: Mapping[str, int] | None = None,
     stop: asyncio.Event,
     executor_id: str | None = None,
     on_recovered: Any = None,
     telemetry: Telemetry | None = None,
 ) -> None:
     """``prose worker``: execute queued runs until ``stop`` is set; ``telemetry`` traces
-    the runs and the items it executes."""
+    the runs and the items it executes.  ``global_concurrency`` (``runs``, ``branches``)
+    caps what all workers execute at once; a worker's own cap is never above it (DBOS
+    refuses a queue whose per-worker cap exceeds its global one)."""
     launch(url, executor_id or this_executor(), queues)
     if telemetry is not None:
         ITEM_TELEMETRY[:] = [telemetry]
     try:
         from dbos import DBOS
 
+        caps = dict(global_concurrency or {})
+        runs_cap = caps.get("runs")
         await DBOS.register_queue_async(
             RUNS_QUEUE,
-            worker_concurrency=concurrency,
+            worker_concurrency=_within(concurrency, runs_cap),
+            global_concurrency=runs_cap,
             polling_interval_sec=POLL_SECONDS,
             on_conflict="always_update",
         )
-        await _register_branches(branch_concurrency, "always_update")
-        await register_rate_limits(rate_limits or {}, branch_concurrency, "always_update")
+        items_cap = caps.get("branches")
+        await _register_branches(branch_concurrency, "always_update", items_cap)
+        await register_rate_limits(
+            rate_limits or {}, branch_concurrency, "always_update", items_cap
+        )
         while not stop.is_set():
             recovered = await recover_dead_executors()
             if recovered and on_recovered is not None:
@@ -562,31 +571,44 @@ async def work(
         shut_down()
 
 
-async def _register_branches(concurrency: int, on_conflict: Any) -> None:
+def _within(concurrency: int, cap: int | None) -> int:
+    return concurrency if cap is None else min(concurrency, cap)
+
+
+async def _register_branches(concurrency: int, on_conflict: Any, cap: int | None = None) -> None:
     """The queue of fan-out items; a worker's ``--branch-concurrency`` sets how many
-    each process executes at once (an attached run keeps what the workers set)."""
-    await _register_items_queue(BRANCHES_QUEUE, concurrency, on_conflict)
+    each process executes at once, ``cap`` how many all do (an attached run keeps what
+    the workers set)."""
+    await _register_items_queue(BRANCHES_QUEUE, concurrency, on_conflict, cap=cap)
 
 
 async def register_rate_limits(
-    limits: Mapping[str, RateLimit | None], concurrency: int, on_conflict: Any
+    limits: Mapping[str, RateLimit | None],
+    concurrency: int,
+    on_conflict: Any,
+    cap: int | None = None,
 ) -> None:
     """Each provider's limit (``run.rate-limits``, ``prose worker --rate-limit``) as its
     own items' queue's limiter, which DBOS enforces across every worker: at most so many
     items of that provider's runs start in any window of the period.  ``None`` ("off")
     leaves the queue without a limit."""
     for backend, limit in limits.items():
-        await _register_items_queue(provider_queue(backend), concurrency, on_conflict, limit)
+        await _register_items_queue(provider_queue(backend), concurrency, on_conflict, limit, cap)
 
 
 async def _register_items_queue(
-    name: str, concurrency: int, on_conflict: Any, limit: RateLimit | None = None
+    name: str,
+    concurrency: int,
+    on_conflict: Any,
+    limit: RateLimit | None = None,
+    cap: int | None = None,
 ) -> None:
     from dbos import DBOS
 
     await DBOS.register_queue_async(
         name,
-        worker_concurrency=concurrency,
+        worker_concurrency=_within(concurrency, cap),
+        global_concurrency=cap,
         limiter=None if limit is None else {"limit": limit[0], "period": limit[1]},
         polling_interval_sec=BRANCH_POLL_SECONDS,
         on_conflict=on_conflict,
@@ -596,10 +618,17 @@ async def _register_items_queue(
 class DbosExecutor:
     name = "dbos"
 
-    def __init__(self, url: str, rate_limits: Mapping[str, RateLimit | None] | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        rate_limits: Mapping[str, RateLimit | None] | None = None,
+        global_concurrency: Mapping[str, int] | None = None,
+    ) -> None:
         require_dbos()
         self.url = url
-        self.rate_limits = dict(rate_limits or {})  # the run's configuration's
+        # The run's configuration's, for queues no worker has registered yet.
+        self.rate_limits = dict(rate_limits or {})
+        self.items_cap = (global_concurrency or {}).get("branches")
 
     async def run(
         self, spec: RunSpec, run_id: str, attachment: Attachment, *, resume: bool = False
@@ -619,8 +648,10 @@ class DbosExecutor:
             ITEM_TELEMETRY[:] = [attachment.telemetry]
         running: asyncio.Future[Any] | None = None  # the workflow's task, in this process
         try:
-            await _register_branches(DEFAULT_BRANCH_CONCURRENCY, "never_update")
-            await register_rate_limits(self.rate_limits, DEFAULT_BRANCH_CONCURRENCY, "never_update")
+            await _register_branches(DEFAULT_BRANCH_CONCURRENCY, "never_update", self.items_cap)
+            await register_rate_limits(
+                self.rate_limits, DEFAULT_BRANCH_CONCURRENCY, "never_update", self.items_cap
+            )
             workflow_id = run_id
             if resume:
                 found = await DBOS.list_workflows_async(**_of_run(run_id))
