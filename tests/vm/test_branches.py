@@ -55,7 +55,8 @@ def _host(interpreter: Interpreter) -> Any:
         ("  do study(x)\n", None),
         ("  do ask(x)\n", "asks for an input"),
         ('  input angle: "Which angle"\n', "asks for an input"),
-        ('  session: keeper\n    prompt: "Keep {x}"\n', "agent has memory"),
+        # Agent memory is kept where every process of the run reaches it.
+        ('  session: keeper\n    prompt: "Keep {x}"\n', None),
     ],
 )
 def test_which_fan_outs_travel(tmp_path: Path, body: str, reason: str | None) -> None:
@@ -81,6 +82,7 @@ CALLED = {
     ),
     "remembers.prose": 'use "./keeper" as keeper\ninput x: "x"\noutput y = keeper(x: x)\n',
     "loops.prose": 'use "./loops" as again\ninput x: "x"\noutput y = again(x: x)\n',
+    "fetches.prose": 'use "alice/research" as research\ninput x: "x"\noutput y = research(x: x)\n',
 }
 
 
@@ -91,8 +93,9 @@ CALLED = {
         ("./deeper", None),  # a program that calls another
         ("./loops", None),  # one that calls itself: looked into once
         ("./missing", None),  # the call fails alike wherever it runs
-        ("./keeper", "keeper.prose, whose agent has memory"),
-        ("./remembers", "keeper.prose, whose agent has memory"),  # through another
+        ("./keeper", None),  # its agent has memory, kept where the item's worker reaches it
+        ("./remembers", None),
+        ("./fetches", "remote program"),  # through the program it calls
         ("alice/research", "remote program"),
     ],
 )
@@ -119,8 +122,8 @@ def test_which_program_calls_travel(tmp_path: Path, used: str, reason: str | Non
 def test_a_fan_out_is_judged_once_however_often_it_is_reached(tmp_path: Path) -> None:
     from openprose.vm.runner import load_import
 
-    (tmp_path / "keeper.prose").write_text(CALLED["keeper.prose"], encoding="utf-8")
-    text = 'use "./keeper" as called\nlet out = parallel for x in ["a", "b"]:\n  called(x: x)\n'
+    (tmp_path / "fetches.prose").write_text(CALLED["fetches.prose"], encoding="utf-8")
+    text = 'use "./fetches" as called\nlet out = parallel for x in ["a", "b"]:\n  called(x: x)\n'
     loaded: list[Path] = []
 
     def counted(path: Path) -> tuple[str, Any]:
@@ -135,8 +138,8 @@ def test_a_fan_out_is_judged_once_however_often_it_is_reached(tmp_path: Path) ->
     interpreter.collect()
     verdicts = [why_local(interpreter, _host(interpreter)) for _ in range(5)]
     # Judging loads and checks the called program: once, not at each fan-out of a loop.
-    assert loaded == [tmp_path / "keeper.prose"]
-    assert len(set(verdicts)) == 1 and "whose agent has memory" in (verdicts[0] or "")
+    assert loaded == [tmp_path / "fetches.prose"]
+    assert len(set(verdicts)) == 1 and "remote program" in (verdicts[0] or "")
     store.close()
 
 
@@ -183,6 +186,19 @@ def test_an_item_run_again_is_answered_from_the_run_s_journal(tmp_path: Path) ->
     assert (binding.name, binding.kind, binding.key) == ("", "anonymous", "2@1.1")
     assert [type(e).__name__ for e in first.events][:1] == ["Position"]
     assert first.sessions == 1 and again.sessions == 1
+
+
+def test_the_run_s_view_of_an_agent_s_memory_is_what_its_item_left(tmp_path: Path) -> None:
+    from openprose.vm.branches import BranchOutcome, apply
+    from openprose.vm.interpreter import Ctx, Stage
+
+    interpreter = _interpreter(FAN_OUT, tmp_path)
+    interpreter.memories.current["keeper"] = "before the fan-out"
+    scope = Scope()
+    outcome = BranchOutcome(value="done", memories={"keeper": "the item's record"})
+    value = apply(interpreter, Ctx(scope, "2", "2", 0), Stage(scope), outcome, replayed=False)
+    # As when the item ran in the run's process and recorded into the run's own view.
+    assert value == "done" and interpreter.memories.current == {"keeper": "the item's record"}
 
 
 def test_a_host_that_is_not_there_is_a_lookup_error() -> None:

@@ -25,7 +25,7 @@ from openprose.vm import events as ev
 from openprose.vm.accounting import Entry
 from openprose.vm.backends.base import Backend, BackendFatal, Usage
 from openprose.vm.engines.base import RunSpec
-from openprose.vm.interpreter import Ctx, Interpreter, Pending, Stage, letter, persistence
+from openprose.vm.interpreter import Ctx, Interpreter, Pending, Stage, letter
 from openprose.vm.remote import is_remote
 from openprose.vm.scope import Frame, Scope
 from openprose.vm.values import ProseError, Value
@@ -111,6 +111,9 @@ class BranchOutcome:
     # after the block, and those of them that shadow an outer name it assigned.
     scope: dict[str, Value] = field(default_factory=dict)
     shadowed: frozenset[str] = frozenset()
+    # The memory of each agent the item used, as it last recorded or read it: the run's
+    # view of it afterwards, as when its items share the run's process.
+    memories: dict[str, str] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------- the run's side
@@ -144,8 +147,6 @@ def _why_items_local(interpreter: Interpreter, host: Any) -> str | None:
             return why
         if isinstance(node, t.InputDeclaration):
             return "an item asks for an input"
-        if isinstance(node, t.Session | t.Resume) and _remembers(interpreter, node):
-            return "an item's agent has memory"
     return None
 
 
@@ -183,8 +184,6 @@ def _why_callee_local(
     for node in t.iter_nodes(module):
         if isinstance(node, t.ProgramCall) and (why := _why_callee_local(callee, node, seen)):
             return why
-        if isinstance(node, t.Session | t.Resume) and _remembers(callee, node):
-            return f"an item calls {path.name}, whose agent has memory"
     return None
 
 
@@ -211,16 +210,6 @@ def _races(host: t.Parallel) -> bool:
     if modifiers is None:
         return False
     return any(not (isinstance(m, t.String) and m.text == "all") for m in modifiers.positional())
-
-
-def _remembers(interpreter: Interpreter, node: t.Session | t.Resume) -> bool:
-    """Whether the session keeps agent memory, judged as ``Interpreter.session`` does."""
-    leaf = node.agent
-    agent = interpreter.agents.get(leaf.value) if leaf is not None else None
-    if agent is None:
-        return False
-    merged = {**interpreter.properties_of(agent), **interpreter.properties_of(node)}
-    return persistence(merged) is not None
 
 
 def names_read(interpreter: Interpreter, host: Host) -> frozenset[str]:
@@ -348,6 +337,8 @@ def apply(
     budget.tokens += outcome.tokens
     budget.started += outcome.started
     budget.ledger.entries.extend(outcome.entries)  # journaled by the item's process
+    # (An outcome from a worker of before this field has none.)
+    interpreter.memories.current.update(getattr(outcome, "memories", {}))
     for b in outcome.bindings:
         where = Ctx(ctx.scope, b.step, b.key, b.level)
         stage.pending.append(
@@ -378,12 +369,13 @@ def mark_applied(interpreter: Interpreter, task: BranchTask, item: str) -> None:
 
 class BranchStore:
     """What an item's interpreter has of the run's state: its journal (shared with the
-    run, read under the item's keys: ``Catalog.branch_journal``), and the states of the
-    programs the item calls, made under the run's (``Catalog.branch_store``, opened only
-    for an item that calls one: on PostgreSQL it is a connection more).  An item commits
-    nothing and narrates nothing itself: both go back to the run."""
+    run, read under the item's keys: ``Catalog.branch_journal``), its directory (``path``,
+    where the run's agents with ``persist: true`` keep their memory), and the states of
+    the programs the item calls, made under the run's (``Catalog.branch_store``, opened
+    only for an item that calls one or, on PostgreSQL, that records agent memory: it is a
+    connection more).  An item commits nothing and narrates nothing itself: both go back
+    to the run."""
 
-    path: Path | None = None
     replaying = False
 
     def __init__(
@@ -392,10 +384,12 @@ class BranchStore:
         run_id: str,
         state: str,
         open_run: Callable[[Any], RunStore] | None = None,
+        path: Path | None = None,
     ) -> None:
         self._journal = journal
         self.run_id = run_id
         self.state = state
+        self.path = path  # the run's directory (None: the run has none, on PostgreSQL)
         self._open_run = open_run  # the run's store over this journal
         self._run: RunStore | None = None
         self.outcome: BranchOutcome | None = None  # set by run_task
@@ -407,15 +401,22 @@ class BranchStore:
     def child(self, key: str, name: str, text: str, program_name: str) -> RunStore:
         """The state of the program called at step ``key``: the called program commits
         its bindings and narrates there itself, as in the run's process."""
-        if self._run is None:
-            if self._open_run is None:
-                raise RuntimeError("this item cannot make the state of a program it calls")
-            self._run = self._open_run(self._journal)
-        return self._run.child(key, name, text, program_name)
+        return self._opened().child(key, name, text, program_name)
 
     def memory_connection(self) -> Any:
-        # why_local keeps the items whose agents have memory in the run's process.
-        raise RuntimeError("an item that travels has no agent memory")
+        """A new connection for agent memory on PostgreSQL (``vm.memory``), as the run's
+        store gives one."""
+        connect = getattr(self._opened(), "memory_connection", None)
+        if connect is None:
+            raise RuntimeError(f"the {self.state} state keeps agent memory without connections")
+        return connect()
+
+    def _opened(self) -> RunStore:
+        if self._run is None:
+            if self._open_run is None:
+                raise RuntimeError("this item cannot open its run's state")
+            self._run = self._open_run(self._journal)
+        return self._run
 
     def record(self, event: ev.Event) -> None:
         # The run narrates the item's events when it applies its outcome; this marks the
@@ -502,6 +503,7 @@ async def run_task(
     outcome.started = interpreter.budget.started
     outcome.tokens = interpreter.budget.tokens
     outcome.entries = list(interpreter.budget.ledger.entries)
+    outcome.memories = dict(interpreter.memories.current)
     return outcome
 
 

@@ -450,3 +450,71 @@ def test_a_resumed_run_executes_its_items_again_under_its_next_attempt(
 
     assert after_resume(narration) == after_resume(local_narration)
     assert "2→ ✓" in after_resume(narration)  # the item that failed is narrated this time
+
+
+REMEMBERING = (
+    "agent keeper:\n  model: sonnet\n  persist: {scope}\n"
+    'session: keeper\n  prompt: "Start"\n'
+    'let out = parallel for x in ["a", "b", "c", "d"]:\n'
+    "  session: keeper\n"
+    '    prompt: "Keep {{x}}"\n'
+    "output after = resume: keeper\n"
+    '  prompt: "Sum up"\n'
+)
+
+
+def _segments(tmp_path: Path, state: str, scope: str, run_id: str) -> list[Any]:
+    """The keeper's memory segments, as the run's state keeps them."""
+    from openprose.vm.memory import AgentMemories
+
+    connect = None
+    if state == "postgres":
+        import psycopg
+
+        url = os.environ["OPENPROSE_POSTGRES_URL"]
+
+        def connect() -> Any:
+            return psycopg.connect(url)
+
+    run_dir = tmp_path / ".prose" / "runs" / run_id
+    memories = AgentMemories(
+        None if state == "postgres" else run_dir,
+        tmp_path,
+        state=state,
+        run_id=run_id,
+        connect=connect,
+    )
+    found: list[Any] = memories.segments("keeper", scope)
+    return found
+
+
+@pytest.mark.parametrize("state", ["filesystem", "sqlite", "postgres"])
+@pytest.mark.parametrize("scope", ["true", "project"])
+def test_items_whose_agent_has_memory_travel_and_record_it_where_the_run_does(
+    tmp_path: Path,
+    state: str,
+    scope: str,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    if state == "postgres":
+        monkeypatch.setenv("OPENPROSE_POSTGRES_URL", request.getfixturevalue("postgres_db_url"))
+    (tmp_path / ".prose").mkdir()  # the project's root, where project memory lives
+    backend = Recording(OfflineBackend())
+    url, run_id, result = _run(
+        tmp_path,
+        REMEMBERING.format(scope=scope),
+        state=state,
+        attachment=Attachment(backend=backend),
+    )
+    assert result.status == "success", result.error
+    assert sorted(_items(url, run_id)) == [f"{run_id}/3@{i}" for i in range(4)]
+    segments = _segments(tmp_path, state, scope, run_id)
+    # One segment an invocation, numbered without a gap by whichever process recorded it,
+    # each once: the run's first, its items', and its last.
+    assert [s.number for s in segments] == [1, 2, 3, 4, 5, 6]
+    assert [segments[0].prompt, segments[5].prompt] == ["Start", "Sum up"]
+    assert sorted(s.prompt for s in segments[1:5]) == [f"Keep {x}" for x in "abcd"]
+    # The run resumes the keeper with the turns its items recorded, in their order.
+    [last] = [r for r in backend.sessions if r.prompt == "Sum up"]
+    assert [turn.prompt for turn in last.turns] == [s.prompt for s in segments[:5]]

@@ -32,6 +32,7 @@ import threading
 from collections.abc import Callable, Coroutine
 from dataclasses import replace
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from openprose.config import MODEL_BACKENDS
@@ -134,7 +135,11 @@ async def execute_branch(spec: RunSpec, run_id: str, task: BranchTask) -> Branch
         spec = replace(spec, text=await outside_workflow(_program_of(run_workflow)))
     catalog = spec.catalog()
     journal = await asyncio.to_thread(catalog.branch_journal, run_id, task.branch_key)
-    store = BranchStore(journal, run_id, spec.state, partial(catalog.branch_store, run_id))
+    # The run's directory, where its agents with `persist: true` keep their memory.
+    directory = Path(spec.runs_root) / run_id if spec.state in ("filesystem", "sqlite") else None
+    store = BranchStore(
+        journal, run_id, spec.state, partial(catalog.branch_store, run_id), directory
+    )
     backend = LENT_BACKENDS.get(run_id) or build_backend(spec)
     telemetry = ITEM_TELEMETRY[0] if ITEM_TELEMETRY else None
     detach = attach_trace(task.trace) if telemetry is not None else None
