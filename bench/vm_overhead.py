@@ -7,8 +7,9 @@
 3. ``prose run`` from starting the process to its first backend call (the timestamp of the
    first session's ``success`` event in the JSON trace).  Goal: < 300 ms.
 4. On the dbos engine, deciding whether a fan-out's items may travel to workers
-   (``branches.why_local``) when they call a program: the first fan-out of a run and each
-   later one (a fan-out inside a loop is judged each time it is reached).
+   (``branches.why_local``) when they call a program: the first time a run reaches the
+   fan-out and each later time (inside a loop).  It once loaded and checked the called
+   program every time: about 1 ms a time for a 31-statement program.
 
 Prints figures; asserts nothing.  The machine is shared, so figures are noisy: the median of
 several runs is shown.

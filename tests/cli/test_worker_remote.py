@@ -86,3 +86,57 @@ def test_a_queued_run_not_allowed_remote_programs_is_refused_them_by_the_worker(
     _wait_for(lambda: _status(prose, run_id) == "failed", 60)
     shown = json.loads(prose("runs", "show", run_id, "--json").stdout)
     assert "remote programs need --allow-remote" in shown["error"]
+
+
+FANNING = (
+    'use "carol/study" as study\n'
+    'let found = parallel for x in ["bees", "ants", "moths"]:\n'
+    "  study(topic: x)\n"
+    "output all = found\n"
+)
+
+
+def test_items_calling_a_remote_program_travel_and_fetch_it_where_they_run(
+    prose: Any,
+    tmp_path: Path,
+    registry: Registry,  # noqa: F811
+    workers: Callable[..., Any],  # noqa: F811
+) -> None:
+    from openprose.vm.engines import dbos_engine as engine
+
+    _serve(registry)
+    env = registry.env()
+    (tmp_path / "main.prose").write_text(FANNING, encoding="utf-8")
+    done = prose("run", "main.prose", "--allow-remote", "--engine", "dbos", "--detach", **env)
+    assert done.returncode == 0, done.stderr
+    run_id = done.stdout.strip()
+    workers("--concurrency", "1", **env)
+    workers("--concurrency", "1", **env)
+    _wait_for(lambda: _status(prose, run_id) == "completed", 60)
+    with engine.client(f"sqlite:///{tmp_path / '.prose' / 'dbos.sqlite'}") as client:
+        items = client.list_workflows(name="openprose.branch", load_input=False)
+    assert sorted((w.workflow_id, w.status) for w in items) == [
+        (f"{run_id}/2@{i}", "SUCCESS") for i in range(3)
+    ]
+    # One state a call, named after the program and numbered by the run's counter,
+    # whichever worker fetched and ran it.
+    imports = tmp_path / ".prose" / "runs" / run_id / "imports"
+    names = sorted(path.name for path in imports.iterdir())
+    assert names == ["carol--study", "carol--study-2", "carol--study-3"]
+    for name in names:
+        assert json.loads((imports / name / "source.json").read_text("utf-8"))["source"] == (
+            "carol/study"
+        )
+    shown = json.loads(prose("runs", "show", run_id, "--json").stdout)
+    [found] = [b["value"] for b in shown["bindings"] if b["name"] == "all"]
+    local_dir = tmp_path / "local"
+    local_dir.mkdir()
+    (local_dir / "main.prose").write_text(FANNING, encoding="utf-8")
+    local = prose("run", "main.prose", "--allow-remote", "--json", cwd=local_dir, **env)
+    assert local.returncode == 0, local.stderr
+    expected = [
+        f"[dry run] Study {x} (agent: -; model: default)" for x in ("bees", "ants", "moths")
+    ]
+    assert [r["found"] for r in json.loads(local.stdout)["outputs"]["all"]] == expected
+    # `runs show` renders the binding: the same records, in the items' order.
+    assert found == "[" + ", ".join(f'{{found: "{answer}"}}' for answer in expected) + "]"

@@ -87,19 +87,25 @@ CALLED = {
 
 
 @pytest.mark.parametrize(
-    ("used", "reason"),
+    ("used", "fetched", "reason"),
     [
-        ("./plain", None),
-        ("./deeper", None),  # a program that calls another
-        ("./loops", None),  # one that calls itself: looked into once
-        ("./missing", None),  # the call fails alike wherever it runs
-        ("./keeper", None),  # its agent has memory, kept where the item's worker reaches it
-        ("./remembers", None),
-        ("./fetches", "remote program"),  # through the program it calls
-        ("alice/research", "remote program"),
+        ("./plain", False, None),
+        ("./deeper", False, None),  # a program that calls another
+        ("./loops", False, None),  # one that calls itself
+        ("./missing", False, None),  # the call fails alike wherever it runs
+        ("./keeper", False, None),  # its agent's memory is where the item's worker reaches it
+        ("./remembers", False, None),
+        ("./fetches", False, None),  # it calls a remote program, which the worker fetches
+        ("alice/research", False, None),
+        # A fetched program's call of a local file is refused in the run's process, and
+        # would not be by a worker's loader.
+        ("./plain", True, "only the run's process may load"),
+        ("alice/research", True, None),
     ],
 )
-def test_which_program_calls_travel(tmp_path: Path, used: str, reason: str | None) -> None:
+def test_which_program_calls_travel(
+    tmp_path: Path, used: str, fetched: bool, reason: str | None
+) -> None:
     from openprose.vm.runner import load_import
 
     for name, text in CALLED.items():
@@ -113,22 +119,21 @@ def test_which_program_calls_travel(tmp_path: Path, used: str, reason: str | Non
         store=store,
         program_path=tmp_path / "main.prose",
         load_program=load_import,
+        fetched=fetched,
     )
     interpreter.collect()
     found = why_local(interpreter, _host(interpreter))
     assert (found is None) if reason is None else (found is not None and reason in found), found
 
 
-def test_a_fan_out_is_judged_once_however_often_it_is_reached(tmp_path: Path) -> None:
-    from openprose.vm.runner import load_import
-
+def test_judging_a_fan_out_loads_none_of_the_programs_its_items_call(tmp_path: Path) -> None:
     (tmp_path / "fetches.prose").write_text(CALLED["fetches.prose"], encoding="utf-8")
     text = 'use "./fetches" as called\nlet out = parallel for x in ["a", "b"]:\n  called(x: x)\n'
     loaded: list[Path] = []
 
     def counted(path: Path) -> tuple[str, Any]:
         loaded.append(path)
-        return load_import(path)
+        raise AssertionError("judging a fan-out loads no program")
 
     store = open_catalog("filesystem", tmp_path / "runs").create(text, "main.prose", {})
     interpreter = Interpreter(
@@ -136,10 +141,11 @@ def test_a_fan_out_is_judged_once_however_often_it_is_reached(tmp_path: Path) ->
         load_program=counted,
     )  # fmt: skip
     interpreter.collect()
-    verdicts = [why_local(interpreter, _host(interpreter)) for _ in range(5)]
-    # Judging loads and checks the called program: once, not at each fan-out of a loop.
-    assert loaded == [tmp_path / "fetches.prose"]
-    assert len(set(verdicts)) == 1 and "remote program" in (verdicts[0] or "")
+    host = _host(interpreter)
+    assert [why_local(interpreter, host) for _ in range(3)] == [None] * 3
+    assert loaded == []
+    # A fan-out inside a loop is judged once.
+    assert list(interpreter.travel_verdicts) == [host]
     store.close()
 
 

@@ -26,7 +26,7 @@ from openprose.vm.accounting import Entry
 from openprose.vm.backends.base import Backend, BackendFatal, Usage
 from openprose.vm.engines.base import RunSpec
 from openprose.vm.interpreter import Ctx, Interpreter, Pending, Stage, letter
-from openprose.vm.remote import is_remote
+from openprose.vm.remote import RemoteLoader, is_remote
 from openprose.vm.scope import Frame, Scope
 from openprose.vm.values import ProseError, Value
 
@@ -150,40 +150,19 @@ def _why_items_local(interpreter: Interpreter, host: Any) -> str | None:
     return None
 
 
-def _why_callee_local(
-    interpreter: Interpreter, call: t.ProgramCall, seen: set[Path] | None = None
-) -> str | None:
+def _why_callee_local(interpreter: Interpreter, call: t.ProgramCall) -> str | None:
     """Why an item calling this program must run in the run's process (None: the program,
     and those it calls, can run in the item's).  A called program gets its own state, made
-    under the run's by whichever process calls it; it asks nobody for inputs (its caller
-    gives them)."""
-    seen = set() if seen is None else seen
+    under the run's by whichever process calls it and named from the run's counters; it
+    asks nobody for inputs (its caller gives them); a remote one is fetched by the item's
+    worker, once per run, as are the programs it calls, which are remote too."""
     source = interpreter.imports.get(call.name.value if call.name is not None else "")
-    if source is None:
-        return None  # not imported: the call fails alike wherever it runs
-    if is_remote(source):
-        return "an item calls a remote program (the run names its state in one process)"
+    if source is None or is_remote(source):
+        return None  # (not imported: the call fails alike wherever it runs)
     if interpreter.load_program is None or interpreter.fetched:
+        # A fetched program's calls of local files are refused here, and would not be
+        # by an item's worker, which has its own loader.
         return "an item calls a program that only the run's process may load"
-    path = interpreter.resolve_import(source)
-    if path in seen:
-        return None
-    seen.add(path)
-    try:
-        _text, module = interpreter.load_program(path)
-    except ProseError:
-        return None  # the program has errors, or is not there: the item fails as here
-    callee = Interpreter(
-        module,
-        interpreter.backend,
-        program_path=path,
-        load_program=interpreter.load_program,
-        options=interpreter.options,
-    )
-    callee.collect()
-    for node in t.iter_nodes(module):
-        if isinstance(node, t.ProgramCall) and (why := _why_callee_local(callee, node, seen)):
-            return why
     return None
 
 
@@ -443,10 +422,13 @@ async def run_task(
     program_path: Path | None = None,
     project_root: Path | None = None,
     telemetry: Telemetry | None = None,
+    remote: RemoteLoader | None = None,
 ) -> BranchOutcome:
     """Run one item of a fan-out, here, as the run would have; the run's journal answers
     every step it holds, and ``backend`` the rest.  ``telemetry`` traces its calls as the
-    run's own are (wrapping the journal: a replayed step is a span too, marked so)."""
+    run's own are (wrapping the journal: a replayed step is a span too, marked so).
+    ``remote`` fetches the remote programs the item calls (None: they are refused, as
+    the run refuses them)."""
     from openprose.vm.backends.base import bind_run
     from openprose.vm.backends.replay import JournalBackend
     from openprose.vm.interpreter import Options
@@ -471,7 +453,8 @@ async def run_task(
         sinks=[outcome.events.append],
         options=Options(**task.options),
         project_root=project_root,
-        load_program=load_import,  # the programs it calls (why_local keeps remote ones)
+        load_program=load_import,  # the local programs it calls
+        remote=remote,
     )
     interpreter.collect()
     scope: Scope | None = None

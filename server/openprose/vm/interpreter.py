@@ -338,8 +338,8 @@ class Interpreter:
         # here as asyncio tasks.
         self.branches: Branches | None = None
         # Why each fan-out of the run's own program must stay in this process (None: it
-        # may travel), judged once per fan-out (vm/branches.py, why_local): judging loads
-        # and checks the programs its items call.
+        # may travel), judged once per fan-out (vm/branches.py, why_local), not each
+        # time a loop reaches it: judging walks its body and the blocks it calls.
         self.travel_verdicts: dict[Any, str | None] = {}
 
     # ------------------------------------------------------------------ running
@@ -1327,7 +1327,12 @@ class Interpreter:
                 raise ProseError(str(error), headline(node), "program") from None
             text, path, program_name = fetched.text, None, f"{fetched.location.slug}.prose"
             if self.store is not None:
-                store = self.store.child(ctx.key, fetched.location.dirname, text, program_name)
+                # Its state is named after it, numbered from the second call on by the
+                # run's counter, which items calling it in other processes share.
+                dirname = fetched.location.dirname
+                number = self.numbered(f"import:{dirname}", ctx.key)
+                named = dirname if number == 1 else f"{dirname}-{number}"
+                store = self.store.child(ctx.key, named, text, program_name)
                 if store.path is not None:
                     write_atomic(store.path / "source.json", fetched.source_json())
         else:

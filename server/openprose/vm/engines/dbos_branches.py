@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from openprose.syntax import tree as t
     from openprose.vm.backends.base import Backend
     from openprose.vm.interpreter import Ctx, Interpreter, Stage
+    from openprose.vm.remote import RemoteLoader
     from openprose.vm.scope import Scope
     from openprose.vm.telemetry import Telemetry
     from openprose.vm.values import Value
@@ -152,6 +153,7 @@ async def execute_branch(spec: RunSpec, run_id: str, task: BranchTask) -> Branch
             program_path=spec.program_path,
             project_root=spec.project_dir,
             telemetry=telemetry,
+            remote=_remote_loader(run_id, spec),
         )
     finally:
         if detach is not None:
@@ -161,6 +163,21 @@ async def execute_branch(spec: RunSpec, run_id: str, task: BranchTask) -> Branch
 
 _programs: dict[str, str] = {}
 _PROGRAMS_KEPT = 64
+# Each run's fetcher of remote programs in this process: a remote program is fetched once
+# per run by each worker that executes items calling it.
+_loaders: dict[str, RemoteLoader] = {}
+
+
+def _remote_loader(run_id: str, spec: RunSpec) -> RemoteLoader | None:
+    if not spec.allow_remote:
+        return None
+    if run_id not in _loaders:
+        loader = spec.remote()
+        assert loader is not None
+        if len(_loaders) >= _PROGRAMS_KEPT:
+            del _loaders[next(iter(_loaders))]  # a worker serves runs without end
+        _loaders[run_id] = loader
+    return _loaders[run_id]
 
 
 async def _program_of(run_workflow: str) -> str:
