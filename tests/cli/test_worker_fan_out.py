@@ -194,6 +194,31 @@ def test_cancelling_a_run_cancels_the_items_it_has_not_collected(
     assert len(_exchanges(recording)) < ITEMS
 
 
+def test_the_items_a_failed_fan_out_cancels_stop_in_their_worker(
+    prose: Any,
+    tmp_path: Path,
+    workers: Callable[..., subprocess.Popen[str]],  # noqa: F811
+) -> None:
+    text = (
+        'parallel for x in ["a", "b", "c", "d"]:\n'
+        '  if x == "b":\n    throw "no {x}"\n'
+        '  session "Study {x}"\n'
+    )
+    run_id = _detach(prose, tmp_path, text, "--offline-delay", "3")
+    workers(*WORKER_ARGS)
+    _wait_for((tmp_path / ".prose" / "runs" / run_id).is_dir)
+    _wait_for(lambda: _show(prose, run_id)["status"] == "failed", 60)
+    time.sleep(4)  # past the sessions the other items were in when b threw
+    # Their sessions were stopped, not asked to their end (a cancelled item once went on
+    # calling the model), and the worker says nothing of DBOS's about them.
+    journal = sqlite3.connect(tmp_path / ".prose" / "runs" / run_id / "journal.db")
+    steps = journal.execute("SELECT key FROM journal_steps WHERE kind = 'session'").fetchall()
+    journal.close()
+    assert steps == []
+    log = _log(tmp_path, 0)
+    assert "outcome was not recorded" not in log and "Traceback" not in log, log
+
+
 BLOCK = (
     "parallel:\n"
     + "".join(f'  repeat 12 as i:\n    session "Branch {b}, step #{{i}}#"\n' for b in "ABC")

@@ -29,6 +29,7 @@ import asyncio
 import contextvars
 import functools
 import threading
+import weakref
 from collections.abc import Callable, Coroutine
 from dataclasses import replace
 from functools import partial
@@ -129,10 +130,11 @@ def _module(text: str) -> Any:
 
 async def execute_branch(spec: RunSpec, run_id: str, task: BranchTask) -> BranchOutcome:
     """The body of an item's workflow, in whichever worker dequeued it."""
-    if not spec.text:
-        from dbos import DBOS
+    from dbos import DBOS
 
-        run_workflow = run_workflow_of(DBOS.workflow_id or run_id, task)
+    item_id = DBOS.workflow_id or branch_id(run_id, task)
+    if not spec.text:
+        run_workflow = run_workflow_of(item_id, task)
         spec = replace(spec, text=await outside_workflow(_program_of(run_workflow)))
     catalog = spec.catalog()
     journal = await asyncio.to_thread(catalog.branch_journal, run_id, task.branch_key)
@@ -145,7 +147,7 @@ async def execute_branch(spec: RunSpec, run_id: str, task: BranchTask) -> Branch
     telemetry = ITEM_TELEMETRY[0] if ITEM_TELEMETRY else None
     detach = attach_trace(task.trace) if telemetry is not None else None
     try:
-        return await run_task(
+        item = run_task(
             task,
             _module(spec.text),
             backend,
@@ -155,6 +157,7 @@ async def execute_branch(spec: RunSpec, run_id: str, task: BranchTask) -> Branch
             telemetry=telemetry,
             remote=_remote_loader(run_id, spec),
         )
+        return await unless_cancelled(item_id, item)
     finally:
         if detach is not None:
             detach()
@@ -200,6 +203,85 @@ async def _program_of(run_workflow: str) -> str:
 async def outside_workflow(work: Coroutine[Any, Any, T]) -> T:
     """``work`` outside the run's workflow context (see the module's docstring)."""
     return await asyncio.create_task(work, context=contextvars.Context())
+
+
+# How often this process looks whether the workflows it executes were cancelled (seconds).
+CANCEL_POLL_SECONDS = 1.0
+
+
+class _Cancellations:
+    """The workflows (runs, items) this process executes on one event loop, looked up
+    together once a second: those DBOS marks cancelled (``prose runs cancel``, a failed
+    fan-out's fail-fast) have their task cancelled.  DBOS itself stops a cancelled
+    workflow at its next DBOS operation, and a run's or an item's exchanges are none
+    (they are steps of the run's journal): without this, a cancelled item went on asking
+    the model to its end."""
+
+    def __init__(self) -> None:
+        self.watched: dict[str, asyncio.Future[Any]] = {}
+        self.cancelled: set[str] = set()
+        self.poller: asyncio.Task[None] | None = None
+
+    def watch(self, workflow_id: str, task: asyncio.Future[Any]) -> None:
+        self.watched[workflow_id] = task
+        if self.poller is None or self.poller.done():
+            self.poller = asyncio.get_running_loop().create_task(self._poll())
+
+    def forget(self, workflow_id: str) -> bool:
+        """Stops watching; whether DBOS had cancelled it."""
+        self.watched.pop(workflow_id, None)
+        if workflow_id in self.cancelled:
+            self.cancelled.discard(workflow_id)
+            return True
+        return False
+
+    async def _poll(self) -> None:
+        from dbos import DBOS
+
+        while self.watched:
+            await asyncio.sleep(CANCEL_POLL_SECONDS)
+            ids = list(self.watched)
+            if not ids:
+                break
+            try:
+                found = await outside_workflow(
+                    DBOS.list_workflows_async(
+                        workflow_ids=ids, status="CANCELLED", load_input=False, load_output=False
+                    )
+                )
+            except Exception:  # a database that does not answer: looked at next time
+                continue
+            for workflow in found:
+                task = self.watched.pop(workflow.workflow_id, None)
+                if task is not None:
+                    self.cancelled.add(workflow.workflow_id)
+                    task.cancel()
+
+
+_cancellations: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Cancellations] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+async def unless_cancelled(workflow_id: str, work: Coroutine[Any, Any, T]) -> T:
+    """``work``, the body of the workflow ``workflow_id``, stopped within a second of its
+    cancellation, as DBOS stops a cancelled workflow (which keeps its status)."""
+    from dbos._error import DBOSWorkflowCancelledError  # private in dbos 3.4; tested
+
+    loop = asyncio.get_running_loop()
+    watch = _cancellations.get(loop)
+    if watch is None:
+        watch = _cancellations[loop] = _Cancellations()
+    task = asyncio.ensure_future(work)
+    watch.watch(workflow_id, task)
+    try:
+        return await task
+    except asyncio.CancelledError:
+        if watch.forget(workflow_id):
+            raise DBOSWorkflowCancelledError(f"workflow {workflow_id} was cancelled") from None
+        raise  # this process stops: the workflow stays pending for another to take over
+    finally:
+        watch.forget(workflow_id)
 
 
 class DbosBranches:

@@ -40,7 +40,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -56,8 +56,8 @@ from openprose.vm.engines.dbos_branches import (
     STOPPING,
     DbosBranches,
     branch_workflow,
-    outside_workflow,
     provider_queue,
+    unless_cancelled,
 )
 
 if TYPE_CHECKING:
@@ -91,8 +91,6 @@ TAKEOVER_SECONDS = 300.0
 # The workflow statuses of a run not over: queued, executing (or pending on a dead
 # executor, for a worker to take over), or waiting to be queued.
 LIVE = ("ENQUEUED", "PENDING", "DELAYED")
-# How often a run looks whether `prose runs cancel` cancelled its workflow (seconds).
-CANCEL_POLL_SECONDS = 1.0
 ATTEMPT = "/attempt-"  # RUN_ID/attempt-N: the Nth workflow of a resumed run
 
 
@@ -349,35 +347,7 @@ async def execute(spec: RunSpec) -> RunResult:
     else:
         store = await _taken_over(catalog, run_id)
         run = LocalExecutor(resume=store, **resources).run(spec, None, attachment)
-    return await _unless_cancelled(workflow_id, run)
-
-
-async def _unless_cancelled(workflow_id: str, run: Coroutine[Any, Any, RunResult]) -> RunResult:
-    """The run, stopped when its workflow is cancelled (``prose runs cancel``): DBOS stops a
-    cancelled workflow at its next DBOS operation, and a run's model exchanges are none (they
-    are steps of its journal), so it is looked for here.  The interpreter ends the run's
-    state as cancelled; DBOS keeps the workflow's status."""
-    from dbos import DBOS
-    from dbos._error import DBOSWorkflowCancelledError  # private in dbos 3.4; tested
-
-    task = asyncio.ensure_future(run)
-    try:
-        while True:
-            done, _ = await asyncio.wait({task}, timeout=CANCEL_POLL_SECONDS)
-            if done:
-                return task.result()
-            # Outside the workflow's context: there DBOS would checkpoint every look.
-            status = await outside_workflow(DBOS.get_workflow_status_async(workflow_id))
-            if status is not None and status.status == "CANCELLED":
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-                raise DBOSWorkflowCancelledError(f"run workflow {workflow_id} was cancelled")
-    finally:
-        if not task.done():  # this process stops (the workflow stays pending)
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+    return await unless_cancelled(workflow_id, run)
 
 
 async def _taken_over(catalog: Any, run_id: str) -> Any:
