@@ -78,6 +78,7 @@ def test_show_prints_the_summary_and_the_bindings(prose: Any, tmp_path: Path) ->
     assert "  notes (let) = [dry run] Take notes" in done.stdout
     shown = json.loads(prose("runs", "show", run_id, "--json").stdout)
     assert shown["run_id"] == run_id and shown["steps"] == 2 and shown["backend"] == "offline"
+    assert shown["dbos"] is None  # a run of the local engine
     assert [b["name"] for b in shown["bindings"]] == ["notes", "summary"]
     assert shown["bindings"][1]["kind"] == "output"
     sqlite = make_run(prose, tmp_path, "--state", "sqlite")

@@ -265,6 +265,15 @@ def test_a_failed_run_resumes_on_the_dbos_engine_it_ran_on(prose: Any, tmp_path:
     assert len(set(asked(recording)) | set(asked(second))) == 9
     shown = json.loads(prose("runs", "show", run_id, "--json").stdout)
     assert shown["status"] == "completed" and shown["steps"] == 9
+    assert [a["workflow_id"] for a in shown["dbos"]["attempts"]] == [run_id, f"{run_id}/attempt-2"]
+    lines = {
+        name: value.strip()
+        for name, _, value in (
+            line.partition(":") for line in prose("runs", "show", run_id).stdout.splitlines()
+        )
+    }
+    assert lines["engine"].startswith(f"dbos (workflow {run_id}/attempt-2, DBOS status SUCCESS")
+    assert lines["attempts"] == "2 (prose runs resume)"
     local = _local_run(prose, tmp_path, SEQUENTIAL)
     assert result["outputs"] == local["outputs"]
     assert _bindings(tmp_path / ".prose" / "runs" / run_id) == _bindings(Path(local["run_dir"]))

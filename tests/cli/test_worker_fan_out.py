@@ -217,6 +217,9 @@ def test_the_items_a_failed_fan_out_cancels_stop_in_their_worker(
     assert steps == []
     log = _log(tmp_path, 0)
     assert "outcome was not recorded" not in log and "Traceback" not in log, log
+    # `runs show` says what became of the items.
+    shown = prose("runs", "show", run_id).stdout
+    assert "items:     4 workflows: 3 CANCELLED, 1 SUCCESS; 1 worker" in shown, shown
 
 
 BLOCK = (

@@ -370,8 +370,10 @@ def show_run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     except StateError as error:
         print(f"prose: warning: cannot read the budgets of {info.run_id}: {error}", file=stderr)
         budgets = None
+    engine = _on_dbos(args, info)
     if args.json:
         payload = info.to_json()
+        payload["dbos"] = engine
         payload["bindings"] = bindings
         payload["breakdown"] = breakdown.to_json() if breakdown is not None else None
         payload["context"] = [b.to_json() for b in budgets] if budgets is not None else None
@@ -394,6 +396,8 @@ def show_run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         ("cost", f"${info.cost:.4f}"),
         ("process", f"{info.pid} on {info.host}" if info.pid else "-"),
     ]
+    if engine is not None:
+        fields += _engine_fields(engine)
     if info.failed_statement:
         fields.append(("failed at", info.failed_statement))
     if info.error:
@@ -416,6 +420,42 @@ def show_run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             value = value if len(value) <= 80 else value[:79] + "…"
             print(f"  {binding['name']}{scope}{kind} = {value}", file=stdout)
     return EXIT_OK
+
+
+def _on_dbos(args: argparse.Namespace, info: Any) -> dict[str, Any] | None:
+    """What the dbos engine's system database holds of the run (None: it never ran it, or
+    there is none to ask)."""
+    url = dbos_url(args, info.state)
+    if url is None:
+        return None
+    from openprose.vm.engines.dbos_engine import EngineError, require_dbos, workflows_of
+
+    try:
+        require_dbos()
+        return workflows_of(url, info.run_id)
+    except EngineError:
+        return None
+
+
+def _engine_fields(engine: dict[str, Any]) -> list[tuple[str, str]]:
+    """The dbos engine's lines of ``runs show``: the last attempt, and the fan-out items."""
+    attempts = engine["attempts"]
+    last = attempts[-1]
+    where = f", executor {last['executor']}" if last["executor"] else ""
+    fields = [
+        ("engine", f"dbos (workflow {last['workflow_id']}, DBOS status {last['status']}{where})")
+    ]
+    if len(attempts) > 1:
+        fields.append(("attempts", f"{len(attempts)} (prose runs resume)"))
+    items = engine["items"]
+    if items["count"]:
+        statuses = ", ".join(f"{n} {status}" for status, n in items["statuses"].items())
+        workers = items["executors"]
+        plural = "s" * (workers != 1)
+        fields.append(
+            ("items", f"{items['count']} workflows: {statuses}; {workers} worker{plural}")
+        )
+    return fields
 
 
 # ---------------------------------------------------------------------- rm

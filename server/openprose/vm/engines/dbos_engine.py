@@ -737,6 +737,36 @@ def known(url: str, run_id: str) -> bool:
         return bool(attempts(dbos_client.list_workflows(**_of_run(run_id)), run_id))
 
 
+def workflows_of(url: str, run_id: str) -> dict[str, Any] | None:
+    """What the dbos engine holds of a run, for ``prose runs show``: its attempts (workflow
+    id, status, executor) and its fan-out items (how many of each status, on how many
+    executors); None: the engine never had the run."""
+    with client(url) as dbos_client:
+        found = dbos_client.list_workflows(
+            workflow_id_prefix=run_id, load_input=False, load_output=False
+        )
+    mine = attempts(found, run_id)
+    if not mine:
+        return None
+    items = [
+        w for w in found if w.name == BRANCH_WORKFLOW and w.workflow_id.startswith(f"{run_id}/")
+    ]
+    statuses: dict[str, int] = {}
+    for item in items:
+        statuses[item.status] = statuses.get(item.status, 0) + 1
+    return {
+        "attempts": [
+            {"workflow_id": w.workflow_id, "status": w.status, "executor": w.executor_id}
+            for w in mine
+        ],
+        "items": {
+            "count": len(items),
+            "statuses": dict(sorted(statuses.items())),
+            "executors": len({item.executor_id for item in items if item.executor_id}),
+        },
+    }
+
+
 def send_input(url: str, run_id: str, name: str, value: str) -> None:
     with client(url) as dbos_client:
         dbos_client.send(_current(dbos_client, run_id), value, INPUT_TOPIC + name)
