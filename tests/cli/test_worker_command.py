@@ -132,6 +132,10 @@ def test_a_run_queued_while_no_worker_is_up_starts_when_one_starts(
     time.sleep(0.5)
     assert _status(prose, run_id) == "queued"
     assert not (tmp_path / ".prose" / "runs" / run_id).exists()
+    shown = prose("runs", "show", run_id)  # from the queue: it has no state yet
+    assert shown.returncode == 0, shown.stderr
+    assert "status:  queued (no worker has begun it)" in shown.stdout
+    assert json.loads(prose("runs", "show", run_id, "--json").stdout)["status"] == "queued"
     workers()
     _wait_for(lambda: _status(prose, run_id) == "completed")
     local = _local_run(prose, tmp_path, SEQUENTIAL)

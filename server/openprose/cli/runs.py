@@ -354,7 +354,14 @@ def show_run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
     from openprose.vm.state import StateError
 
-    catalog, info = find(args, args.run_id)
+    try:
+        catalog, info = find(args, args.run_id)
+    except UsageError:
+        # A run on the dbos engine's queue has no state until a worker begins it.
+        waiting = [w for w in queued_runs(args) if w.run_id == args.run_id]
+        if not waiting:
+            raise
+        return _show_queued(waiting[0], args.json, stdout)
     try:
         bindings = bindings_of(info, args)
     except (StateError, OSError, sqlite3.Error, UnicodeDecodeError) as error:
@@ -419,6 +426,23 @@ def show_run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             value = " ".join(str(binding.get("value", "")).split())
             value = value if len(value) <= 80 else value[:79] + "…"
             print(f"  {binding['name']}{scope}{kind} = {value}", file=stdout)
+    return EXIT_OK
+
+
+def _show_queued(info: Any, as_json: bool, stdout: TextIO) -> int:
+    if as_json:
+        json.dump({**info.to_json(), "bindings": []}, stdout, ensure_ascii=False, indent=2)
+        stdout.write("\n")
+        return EXIT_OK
+    fields = [
+        ("run", info.run_id),
+        ("status", "queued (no worker has begun it)"),
+        ("program", info.program_name or "-"),
+        ("state", info.state),
+        ("queued", when(info.started_at)),
+    ]
+    for name, value in fields:
+        print(f"{name + ':':<8} {value}", file=stdout)
     return EXIT_OK
 
 
