@@ -536,25 +536,12 @@ def resume_argv(args: argparse.Namespace, info: Any) -> list[str]:
         argv += ["--run-dir", args.run_dir]
     if rest and rest[0] == "--":
         rest = rest[1:]
-    if not any(option.partition("=")[0] == "--engine" for option in rest) and _ran_on_dbos(
-        args, info
+    if (
+        not any(option.partition("=")[0] == "--engine" for option in rest)
+        and _on_dbos(args, info) is not None
     ):
         argv += ["--engine", "dbos"]  # a run goes on on the engine it ran on
     return argv + rest
-
-
-def _ran_on_dbos(args: argparse.Namespace, info: Any) -> bool:
-    """Whether the dbos engine ran ``info``'s run (its system database knows it)."""
-    url = dbos_url(args, info.state)
-    if url is None:
-        return False
-    from openprose.vm.engines.dbos_engine import EngineError, known, require_dbos
-
-    try:
-        require_dbos()
-        return known(url, info.run_id)
-    except EngineError:
-        return False
 
 
 @_handled

@@ -261,7 +261,9 @@ def test_a_failed_run_resumed_runs_as_its_next_attempt_and_ends_as_the_run(
             run_id: "SUCCESS",
             f"{run_id}/attempt-2": "SUCCESS",
         }
-        assert engine.known(url, run_id) and not engine.known(url, new_run_id())
+        assert engine.workflows_of(url, new_run_id()) is None
+    held = engine.workflows_of(url, run_id)
+    assert held is not None and [a["status"] for a in held["attempts"]] == ["SUCCESS"] * 2
     runs = Path(spec.runs_root)
     catalog = spec.catalog()
     # One run, completed, each of its three sessions asked once across both attempts.

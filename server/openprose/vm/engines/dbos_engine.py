@@ -731,12 +731,6 @@ def _current(dbos_client: Any, run_id: str) -> str:
     return str((live or mine)[-1].workflow_id)
 
 
-def known(url: str, run_id: str) -> bool:
-    """Whether the dbos engine ever ran (or queued) ``run_id``."""
-    with client(url) as dbos_client:
-        return bool(attempts(dbos_client.list_workflows(**_of_run(run_id)), run_id))
-
-
 def workflows_of(url: str, run_id: str) -> dict[str, Any] | None:
     """What the dbos engine holds of a run, for ``prose runs show``: its attempts (workflow
     id, status, executor) and its fan-out items (how many of each status, on how many
