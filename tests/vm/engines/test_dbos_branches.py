@@ -34,6 +34,19 @@ FAN_OUT = (
 )
 
 
+def _spec(here: Path, text: str, options: Options | None = None, **fields: Any) -> RunSpec:
+    """``text`` as ``here``'s main.prose, its runs under ``here``'s .prose/runs."""
+    main = here / "main.prose"
+    main.write_text(text, encoding="utf-8")
+    return RunSpec(
+        str(main),
+        text,
+        runs_root=str(here / ".prose" / "runs"),
+        options=RunSpec.options_of(options or Options(jitter=False)),
+        **fields,
+    )
+
+
 def _run(
     tmp_path: Path,
     text: str,
@@ -42,15 +55,7 @@ def _run(
     attachment: Attachment | None = None,
     state: str = "filesystem",
 ) -> tuple[str, str, Any]:
-    main = tmp_path / "main.prose"
-    main.write_text(text, encoding="utf-8")
-    spec = RunSpec(
-        str(main),
-        text,
-        state=state,
-        runs_root=str(tmp_path / ".prose" / "runs"),
-        options=RunSpec.options_of(options or Options(jitter=False)),
-    )
+    spec = _spec(tmp_path, text, options, state=state)
     # The cluster's URL for the postgres state (a test sets it); nothing else of the
     # environment (a user's OPENPROSE_DBOS_URL).
     given = os.environ.get("OPENPROSE_POSTGRES_URL") if state == "postgres" else None
@@ -296,16 +301,8 @@ FAILS_FAST = {
 def test_a_run_taken_over_after_a_fail_fast_fails_with_the_item_s_error(
     tmp_path: Path, shape: str
 ) -> None:
-    text = FAILS_FAST[shape]
-    main = tmp_path / "main.prose"
-    main.write_text(text, encoding="utf-8")
-    spec = RunSpec(
-        str(main),
-        text,
-        runs_root=str(tmp_path / ".prose" / "runs"),
-        offline_delay=2.0,  # the other items are still at their session when b throws
-        options=RunSpec.options_of(Options(jitter=False)),
-    )
+    # offline_delay: the other items are still at their session when b throws.
+    spec = _spec(tmp_path, FAILS_FAST[shape], offline_delay=2.0)
     url = engine.system_database_url(spec.state, Path(spec.runs_root), environ={})
     run_id = new_run_id()
     first = asyncio.run(engine.DbosExecutor(url).run(spec, run_id, Attachment()))
@@ -393,14 +390,7 @@ def _resumed_on(engine_name: str, tmp_path: Path) -> tuple[Any, Recording, str, 
 
     here = tmp_path / engine_name
     here.mkdir()
-    main = here / "main.prose"
-    main.write_text(RESUMED, encoding="utf-8")
-    spec = RunSpec(
-        str(main),
-        RESUMED,
-        runs_root=str(here / ".prose" / "runs"),
-        options=RunSpec.options_of(Options(jitter=False)),
-    )
+    spec = _spec(here, RESUMED)
     second = Recording(OfflineBackend())
     if engine_name == "dbos":
         url = engine.system_database_url(spec.state, Path(spec.runs_root), environ={})
