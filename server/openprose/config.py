@@ -19,8 +19,8 @@ The format follows ruff's rule selection, kept small (README, "Configuration")::
     # run.windows = { "llama3.1" = 32000 }: context windows by model id (docs/context.md)
     # run.prices = { "llama3.1" = [0.1, 0.2] }: dollars per million tokens in, out[, cache
     #   read[, cache write]] (docs/run.md)
-    # run.rate-limits = { anthropic = "50/min" }: with the dbos engine, fan-out items of a
-    #   provider's runs started per period, across all workers (docs/scale.md)
+    # run.rate-limits = { anthropic = "50/min" }: with the dbos engine, a provider's model
+    #   requests and fan-out items started per period, across all workers (docs/scale.md)
     # run.global-concurrency = { runs = 8, branches = 64 }: with the dbos engine, runs and
     #   fan-out items executed at once across all workers (docs/scale.md)
 

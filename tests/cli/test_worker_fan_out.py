@@ -277,7 +277,9 @@ def test_a_worker_s_rate_limit_paces_the_items_of_its_backend_s_runs(
     workers(*WORKER_ARGS, "--rate-limit", "offline=6/s")
     _wait_for((tmp_path / ".prose" / "runs" / run_id).is_dir)
     _wait_for(lambda: _show(prose, run_id)["status"] == "completed", 120)
-    assert "items of offline runs: 6 per 1 s, across all workers" in _log(tmp_path, 0)
+    assert "offline runs: 6 requests and 6 item starts per 1 s, across all workers" in _log(
+        tmp_path, 0
+    )
     out = _out(_show(prose, run_id))
     assert [re.findall(r"#(\d+)#", answer) for answer in out] == [[str(n)] for n in range(18)]
 

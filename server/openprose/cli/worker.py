@@ -50,8 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="BACKEND=LIMIT",
-        help="at most LIMIT fan-out items of BACKEND's runs start, across all workers: "
-        "anthropic=50/min, openai=10/30s, anthropic=off (repeatable; over run.rate-limits)",
+        help="at most LIMIT model requests of BACKEND's runs are made, and LIMIT of their "
+        "fan-out items start, across all workers: anthropic=50/min, openai=10/30s, "
+        "anthropic=off (repeatable; over run.rate-limits)",
     )
     parser.add_argument(
         "--queues",
@@ -151,9 +152,13 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             flush=True,
         )
         for backend, limit in sorted(limits.items()):
-            pace = "no limit" if limit is None else f"{limit[0]} per {limit[1]:g} s"
+            pace = (
+                "no limit"
+                if limit is None
+                else f"{limit[0]} requests and {limit[0]} item starts per {limit[1]:g} s"
+            )
             print(
-                f"prose: items of {backend} runs: {pace}, across all workers",
+                f"prose: {backend} runs: {pace}, across all workers",
                 file=stderr,
                 flush=True,
             )

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from openprose.vm.engines import dbos_branches as branches
 from openprose.vm.engines import dbos_engine as engine
 from openprose.vm.engines.base import Attachment, RunSpec
 from openprose.vm.rundir import new_run_id
@@ -136,7 +137,7 @@ def test_recovery_takes_only_the_runs_of_dead_executors(tmp_path: Path) -> None:
 
     def pending_on(run_id: str, executor_id: str) -> None:
         # As a worker that dequeued it would leave it: pending on that executor.
-        sys_db = engine._system_database()
+        sys_db = branches.system_database()
         table = sys_db.tables.workflow_status
         with sys_db.engine.begin() as connection:
             connection.execute(
@@ -147,7 +148,7 @@ def test_recovery_takes_only_the_runs_of_dead_executors(tmp_path: Path) -> None:
 
     def beat(executor_id: str, at: float) -> None:
         table = engine._beats_table()
-        with engine._system_database().engine.begin() as connection:
+        with branches.system_database().engine.begin() as connection:
             connection.execute(table.insert().values(executor_id=executor_id, beat_at=at))
 
     async def scenario() -> tuple[list[str], dict[str, float]]:
@@ -158,7 +159,7 @@ def test_recovery_takes_only_the_runs_of_dead_executors(tmp_path: Path) -> None:
             beat("elsewhere:7", time.time() - 60)
             beat("elsewhere:8", time.time())
             recovered = await engine.recover_dead_executors()
-            return recovered, engine.heartbeats(engine._system_database().engine)
+            return recovered, engine.heartbeats(branches.system_database().engine)
         finally:
             engine.shut_down()
 

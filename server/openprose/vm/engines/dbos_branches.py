@@ -111,6 +111,30 @@ def branch_workflow() -> Any:
 SIBLING_SECONDS = 60.0
 
 
+def system_database() -> Any:
+    """DBOS's own connection to its system database (private in dbos 3.4; tested)."""
+    from dbos._dbos import _get_dbos_instance
+
+    return _get_dbos_instance()._sys_db
+
+
+async def paced_backend(backend: Backend, name: str) -> Backend:
+    """``backend``, each of whose model requests waits for a place under the rate limit set
+    for the backend ``name`` (its items queue's limiter, dbos_pacing), if one is set now."""
+    from dbos import DBOS
+
+    from openprose.vm.engines.dbos_pacing import PacedBackend, Pacer
+
+    own = provider_queue(name)
+    for queue in await DBOS.list_queues_async():
+        if queue.name == own:
+            limit = await queue.get_limiter_async()
+            if limit is not None:
+                engine = system_database().engine
+                return PacedBackend(backend, Pacer(engine, name, (limit["limit"], limit["period"])))
+    return backend
+
+
 def branch_id(run_workflow: str, task: BranchTask) -> str:
     """The item's workflow id, under its run's attempt's."""
     return f"{run_workflow}/{task.branch_key}"
@@ -143,7 +167,9 @@ async def execute_branch(spec: RunSpec, run_id: str, task: BranchTask) -> Branch
     store = BranchStore(
         journal, run_id, spec.state, partial(catalog.branch_store, run_id), directory
     )
-    backend = LENT_BACKENDS.get(run_id) or build_backend(spec)
+    backend = await outside_workflow(
+        paced_backend(LENT_BACKENDS.get(run_id) or build_backend(spec), spec.backend)
+    )
     telemetry = ITEM_TELEMETRY[0] if ITEM_TELEMETRY else None
     detach = attach_trace(task.trace) if telemetry is not None else None
     try:

@@ -45,7 +45,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openprose.vm.engines.base import Attachment, RunSpec
+from openprose.vm.engines.base import Attachment, RunSpec, build_backend
 from openprose.vm.engines.dbos_branches import (
     BRANCH_QUEUES,
     BRANCH_WORKFLOW,
@@ -56,9 +56,13 @@ from openprose.vm.engines.dbos_branches import (
     STOPPING,
     DbosBranches,
     branch_workflow,
+    outside_workflow,
+    paced_backend,
     provider_queue,
+    system_database,
     unless_cancelled,
 )
+from openprose.vm.engines.dbos_pacing import make_table as make_pacing_table
 
 if TYPE_CHECKING:
     from openprose.config import RateLimit
@@ -336,6 +340,10 @@ async def execute(spec: RunSpec) -> RunResult:
         attachment = replace(attachment, ask=_ask_by_message)
     if attachment.telemetry is None and ITEM_TELEMETRY:
         attachment = replace(attachment, telemetry=ITEM_TELEMETRY[0])  # prose worker --otel
+    # Its model requests wait for their places under its backend's rate limit, if any.
+    backend = attachment.backend if attachment.backend is not None else build_backend(spec)
+    paced = await outside_workflow(paced_backend(backend, spec.backend))
+    attachment = replace(attachment, backend=paced)
     catalog = spec.catalog()
     branches = DbosBranches(spec, run_id, workflow_id)
     resources = {"branches": branches, "remote": spec.remote(), "fetched": spec.fetched}
@@ -436,17 +444,11 @@ def launch(url: str, executor_id: str, queues: Sequence[str]) -> None:
     DBOS.listen_queues(list(queues))
     DBOS.launch()
     STOPPING.clear()
-    _heartbeat.append(_Heartbeat(_system_database().engine, executor_id))
+    _heartbeat.append(_Heartbeat(system_database().engine, executor_id))
+    make_pacing_table(system_database().engine)
 
 
 _heartbeat: list[_Heartbeat] = []
-
-
-def _system_database() -> Any:
-    # DBOS's own connection to its system database (private in dbos 3.4; tested).
-    from dbos._dbos import _get_dbos_instance
-
-    return _get_dbos_instance()._sys_db
 
 
 def shut_down() -> None:
@@ -471,7 +473,7 @@ async def recover_dead_executors() -> list[str]:
     )
     if not pending:
         return []
-    beats = await asyncio.to_thread(heartbeats, _system_database().engine)
+    beats = await asyncio.to_thread(heartbeats, system_database().engine)
     recovered = []
     for workflow in pending:
         executor = workflow.executor_id
@@ -490,7 +492,7 @@ def _reenqueue(workflow_id: str, executor_id: str, queue: str) -> bool:
     # queue: it only moves a workflow still pending on that executor, so two workers
     # recovering at once cannot both take it.  Private in dbos 3.4
     # (tests/vm/engines/test_dbos_engine.py checks it is there).
-    return bool(_system_database().reenqueue_for_recovery(workflow_id, [executor_id], queue))
+    return bool(system_database().reenqueue_for_recovery(workflow_id, [executor_id], queue))
 
 
 async def work(

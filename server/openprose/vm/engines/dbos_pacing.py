@@ -1,0 +1,128 @@
+"""Per-provider rate limits on each model request, across every process of the dbos engine.
+
+A rate limit (``run.rate-limits``, ``prose worker --rate-limit``) is the limiter of its
+backend's items queue, which paces the starts of fan-out items (dbos_engine).  An item of
+five sessions is five requests, though, and a run's own sessions are requests too: so each
+request a run or an item makes of a limited backend first takes a place in a window kept in
+the system database (``openprose_request_starts``), at most N places in any window of the
+period, whichever process asks.  A request the journal answers is not one: the journal sits
+outside this wrapper.
+
+SQLite serialises the places through DBOS's engine, whose transactions begin IMMEDIATE;
+PostgreSQL through a transaction-scoped advisory lock per backend.  Imported only by the
+dbos engine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import time
+import zlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from openprose.config import RateLimit
+    from openprose.vm.backends.base import (
+        Backend,
+        ChoiceRequest,
+        ChoiceResult,
+        ConditionRequest,
+        ConditionResult,
+        SessionRequest,
+        SessionResult,
+        SummaryRequest,
+        SummaryResult,
+    )
+
+PACE_TABLE = "openprose_request_starts"
+
+
+@functools.cache
+def _table() -> Any:
+    import sqlalchemy as sa
+
+    return sa.Table(
+        PACE_TABLE,
+        sa.MetaData(),
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("backend", sa.String(64), nullable=False),
+        sa.Column("started_at", sa.Float, nullable=False),
+        sa.Index(f"{PACE_TABLE}_window", "backend", "started_at"),
+    )
+
+
+def make_table(engine: Any) -> None:
+    """The window's table, made by a process's launch (workers started together race to
+    make it: the one that lost finds it made)."""
+    table = _table()
+    try:
+        table.metadata.create_all(engine, checkfirst=True)
+    except Exception:
+        table.metadata.create_all(engine, checkfirst=True)
+
+
+class Pacer:
+    """The places of one backend's requests: at most ``limit[0]`` in any ``limit[1]``
+    seconds, across every process sharing the system database ``engine``."""
+
+    def __init__(self, engine: Any, backend: str, limit: RateLimit) -> None:
+        self.engine = engine
+        self.backend = backend
+        self.count, self.period = limit
+
+    def take(self) -> float:
+        """Takes a place now and returns 0, or returns how long to wait for one."""
+        import sqlalchemy as sa
+
+        table = _table()
+        with self.engine.begin() as connection:
+            if self.engine.dialect.name == "postgresql":
+                lock = zlib.crc32(f"{PACE_TABLE}:{self.backend}".encode())
+                connection.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": lock})
+            now = time.time()
+            window = table.c.backend == self.backend
+            connection.execute(
+                table.delete().where(window, table.c.started_at <= now - self.period)
+            )
+            taken = connection.execute(
+                sa.select(table.c.started_at)
+                .where(window)
+                .order_by(table.c.started_at)
+                .limit(self.count)
+            ).all()
+            if len(taken) < self.count:
+                connection.execute(table.insert().values(backend=self.backend, started_at=now))
+                return 0.0
+            return max(0.0, float(taken[0].started_at) + self.period - now)
+
+    async def place(self) -> None:
+        """Waits for a place, then takes it."""
+        while (wait := await asyncio.to_thread(self.take)) > 0:
+            await asyncio.sleep(wait)
+
+
+class PacedBackend:
+    """``inner``, each of whose requests first takes a place of ``pacer``."""
+
+    def __init__(self, inner: Backend, pacer: Pacer) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dry_run = inner.dry_run
+        self.pacer = pacer
+
+    async def run_session(self, request: SessionRequest) -> SessionResult:
+        await self.pacer.place()
+        return await self.inner.run_session(request)
+
+    async def judge(self, request: ConditionRequest) -> ConditionResult:
+        await self.pacer.place()
+        return await self.inner.judge(request)
+
+    async def choose(self, request: ChoiceRequest) -> ChoiceResult:
+        await self.pacer.place()
+        return await self.inner.choose(request)
+
+    async def summarise(self, request: SummaryRequest) -> SummaryResult:
+        await self.pacer.place()
+        return await self.inner.summarise(request)
