@@ -19,6 +19,10 @@ in another worker.
    first exchange the second worker answers (its detection, once a second, plus a queue poll
    and the replay of the journal).
 
+4. Pacing: what a model request of a rate-limited backend spends taking its place in the
+   window (engines/dbos_pacing.py, one transaction in the system database), in a window too
+   large to ever make it wait.
+
 The DBOS system database is SQLite in a temporary directory (one machine).  Prints figures;
 asserts nothing.  The machine has two cores: past two busy workers, more add little.
 """
@@ -245,6 +249,24 @@ def recovery(directory: Path, steps: int, delay: float) -> float:
         stop([w for w in (first, second) if w is not None])
 
 
+def pacing(directory: Path, places: int) -> float:
+    """Milliseconds a place takes, the median of ``places``."""
+    import sqlalchemy as sa
+
+    from openprose.vm.engines.dbos_pacing import Pacer, make_table
+
+    engine = sa.create_engine(f"sqlite:///{directory / 'system.sqlite'}")
+    make_table(engine)
+    pacer = Pacer(engine, "anthropic", (places + 1, 3600.0))
+    times = []
+    for _ in range(places):
+        start = time.perf_counter()
+        assert pacer.take() == 0.0
+        times.append(time.perf_counter() - start)
+    engine.dispose()
+    return statistics.median(times) * 1000
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=60, help="runs in each throughput case")
@@ -297,6 +319,13 @@ def main() -> None:
             wall, size = fan_out_dbos(here, args.items, args.delay, args.fan_out_concurrency, count)
             label = f"dbos, {count} worker{'s' if count > 1 else ''}"
             print(f"{label:<18} {wall:>7.2f} {args.items / wall:>8.1f} {size / 1e6:>13.1f}")
+        here = Path(tmp) / "pacing"
+        here.mkdir()
+        places = 50 if args.quick else 1000
+        print(
+            f"\npacing: a place in a rate limit's window, {pacing(here, places):.2f} ms "
+            f"(median of {places}, SQLite)"
+        )
         print()
         times = []
         for index in range(args.recoveries):

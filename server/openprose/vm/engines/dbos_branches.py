@@ -76,6 +76,7 @@ def provider_queue(backend: str) -> str:
 
 BRANCH_QUEUES = (BRANCHES_QUEUE, *(provider_queue(b) for b in MODEL_BACKENDS))
 DEFAULT_BRANCH_CONCURRENCY = 16  # items a worker executes at once
+_PROGRAMS_KEPT = 64  # runs whose program, fetcher and rate limit a process keeps
 POLL_SECONDS = 0.05  # how often a run asks which of its items have finished
 _FINISHED = ["SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"]
 
@@ -118,21 +119,35 @@ def system_database() -> Any:
     return _get_dbos_instance()._sys_db
 
 
-async def paced_backend(backend: Backend, name: str) -> Backend:
-    """``backend``, each of whose model requests waits for a place under the rate limit set
-    for the backend ``name`` (its items queue's limiter, dbos_pacing), if one is set now."""
-    from dbos import DBOS
+# The rate limit of each run's backend, as this process first read it for the run.
+_limits: dict[str, tuple[int, float] | None] = {}
 
+
+async def paced_backend(backend: Backend, name: str, run_id: str) -> Backend:
+    """``backend``, each of whose model requests waits for a place under the rate limit set
+    for the backend ``name`` (its items queue's limiter, dbos_pacing), if one is set: read
+    once per run in this process (a run's thousand items do not ask a thousand times)."""
     from openprose.vm.engines.dbos_pacing import PacedBackend, Pacer
+
+    if run_id not in _limits:
+        if len(_limits) >= _PROGRAMS_KEPT:
+            del _limits[next(iter(_limits))]  # a worker serves runs without end
+        _limits[run_id] = await _limit_of(name)
+    limit = _limits[run_id]
+    if limit is None:
+        return backend
+    return PacedBackend(backend, Pacer(system_database().engine, name, limit))
+
+
+async def _limit_of(name: str) -> tuple[int, float] | None:
+    from dbos import DBOS
 
     own = provider_queue(name)
     for queue in await DBOS.list_queues_async():
         if queue.name == own:
             limit = await queue.get_limiter_async()
-            if limit is not None:
-                engine = system_database().engine
-                return PacedBackend(backend, Pacer(engine, name, (limit["limit"], limit["period"])))
-    return backend
+            return None if limit is None else (int(limit["limit"]), float(limit["period"]))
+    return None
 
 
 def branch_id(run_workflow: str, task: BranchTask) -> str:
@@ -168,7 +183,7 @@ async def execute_branch(spec: RunSpec, run_id: str, task: BranchTask) -> Branch
         journal, run_id, spec.state, partial(catalog.branch_store, run_id), directory
     )
     backend = await outside_workflow(
-        paced_backend(LENT_BACKENDS.get(run_id) or build_backend(spec), spec.backend)
+        paced_backend(LENT_BACKENDS.get(run_id) or build_backend(spec), spec.backend, run_id)
     )
     telemetry = ITEM_TELEMETRY[0] if ITEM_TELEMETRY else None
     detach = attach_trace(task.trace) if telemetry is not None else None
@@ -191,7 +206,6 @@ async def execute_branch(spec: RunSpec, run_id: str, task: BranchTask) -> Branch
 
 
 _programs: dict[str, str] = {}
-_PROGRAMS_KEPT = 64
 # Each run's fetcher of remote programs in this process: a remote program is fetched once
 # per run by each worker that executes items calling it.
 _loaders: dict[str, RemoteLoader] = {}

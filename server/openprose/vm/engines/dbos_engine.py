@@ -342,7 +342,7 @@ async def execute(spec: RunSpec) -> RunResult:
         attachment = replace(attachment, telemetry=ITEM_TELEMETRY[0])  # prose worker --otel
     # Its model requests wait for their places under its backend's rate limit, if any.
     backend = attachment.backend if attachment.backend is not None else build_backend(spec)
-    paced = await outside_workflow(paced_backend(backend, spec.backend))
+    paced = await outside_workflow(paced_backend(backend, spec.backend, run_id))
     attachment = replace(attachment, backend=paced)
     catalog = spec.catalog()
     branches = DbosBranches(spec, run_id, workflow_id)

@@ -85,16 +85,13 @@ class Pacer:
             connection.execute(
                 table.delete().where(window, table.c.started_at <= now - self.period)
             )
-            taken = connection.execute(
-                sa.select(table.c.started_at)
-                .where(window)
-                .order_by(table.c.started_at)
-                .limit(self.count)
-            ).all()
-            if len(taken) < self.count:
+            taken, oldest = connection.execute(
+                sa.select(sa.func.count(), sa.func.min(table.c.started_at)).where(window)
+            ).one()
+            if taken < self.count:
                 connection.execute(table.insert().values(backend=self.backend, started_at=now))
                 return 0.0
-            return max(0.0, float(taken[0].started_at) + self.period - now)
+            return max(0.0, float(oldest) + self.period - now)  # until the oldest leaves
 
     async def place(self) -> None:
         """Waits for a place, then takes it."""
