@@ -175,15 +175,15 @@ async def execute_branch(spec: RunSpec, run_id: str, task: BranchTask) -> Branch
     if not spec.text:
         run_workflow = run_workflow_of(item_id, task)
         spec = replace(spec, text=await outside_workflow(_program_of(run_workflow)))
+    backend = await outside_workflow(
+        paced_backend(LENT_BACKENDS.get(run_id) or build_backend(spec), spec.backend, run_id)
+    )
     catalog = spec.catalog()
     journal = await asyncio.to_thread(catalog.branch_journal, run_id, task.branch_key)
     # The run's directory, where its agents with `persist: true` keep their memory.
     directory = Path(spec.runs_root) / run_id if spec.state in ("filesystem", "sqlite") else None
     store = BranchStore(
         journal, run_id, spec.state, partial(catalog.branch_store, run_id), directory
-    )
-    backend = await outside_workflow(
-        paced_backend(LENT_BACKENDS.get(run_id) or build_backend(spec), spec.backend, run_id)
     )
     telemetry = ITEM_TELEMETRY[0] if ITEM_TELEMETRY else None
     detach = attach_trace(task.trace) if telemetry is not None else None
