@@ -67,6 +67,7 @@ def test_a_rate_limit_paces_every_request_of_the_items_not_only_their_starts(
     times = sorted(backend.times)
     assert len(times) == 15
     # The five items start at once (five starts a second are allowed); their fifteen
-    # sessions come five a second: never more than five in a window, three windows.
-    assert all(sum(t <= u < t + 0.9 for u in times) <= 5 for t in times), times
-    assert times[-1] - times[0] >= 1.8, times
+    # sessions come five a second: three windows. A session reaches the backend a moment
+    # after it took its place, so the windows looked at are a little shorter than one.
+    assert all(sum(t <= u < t + 0.75 for u in times) <= 5 for t in times), times
+    assert times[-1] - times[0] >= 1.75, times
