@@ -471,15 +471,17 @@ def _engine_fields(engine: dict[str, Any]) -> list[tuple[str, str]]:
     ]
     if len(attempts) > 1:
         fields.append(("attempts", f"{len(attempts)} (prose runs resume)"))
-    items = engine["items"]
-    if items["count"]:
-        statuses = ", ".join(f"{n} {status}" for status, n in items["statuses"].items())
-        workers = items["executors"]
-        plural = "s" * (workers != 1)
-        fields.append(
-            ("items", f"{items['count']} workflows: {statuses}; {workers} worker{plural}")
-        )
+    for label, counted in (("items", engine["items"]), ("calls", engine.get("calls"))):
+        if counted and counted["count"]:
+            fields.append((label, _counted_line(counted)))
     return fields
+
+
+def _counted_line(counted: dict[str, Any]) -> str:
+    """``4 workflows: 3 CANCELLED, 1 SUCCESS; 1 worker``."""
+    statuses = ", ".join(f"{n} {status}" for status, n in counted["statuses"].items())
+    workers = counted["executors"]
+    return f"{counted['count']} workflows: {statuses}; {workers} worker{'s' * (workers != 1)}"
 
 
 # ---------------------------------------------------------------------- rm

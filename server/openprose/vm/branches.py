@@ -25,7 +25,7 @@ from openprose.vm import events as ev
 from openprose.vm.accounting import Entry
 from openprose.vm.backends.base import Backend, BackendFatal, Usage
 from openprose.vm.engines.base import RunSpec
-from openprose.vm.interpreter import Ctx, Interpreter, Pending, Stage, letter
+from openprose.vm.interpreter import Called, Ctx, Interpreter, Pending, Stage, letter
 from openprose.vm.remote import RemoteLoader, is_remote
 from openprose.vm.scope import Frame, Scope
 from openprose.vm.values import ProseError, Value
@@ -72,6 +72,49 @@ class BranchTask:
     def branch_key(self) -> str:
         """The item's own step key, which its steps' keys start with."""
         return f"{self.key}{letter(self.index)}" if self.block else f"{self.key}@{self.index}"
+
+
+@dataclass
+class CallTask:
+    """A program call of the run's own program, for another process: the worker runs the
+    program as ``Interpreter.call_here`` would in the run's."""
+
+    source: str  # what the run imports: "./study", "alice/research"
+    name: str  # the name it imports it as
+    inputs: dict[str, Value]
+    step: str
+    key: str  # the call's step key: the called program's are under key/name:
+    level: int
+    options: dict[str, Any]
+    program_name: str
+    where: str = ""  # the call's statement, which a failure to start it names
+    trace: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def branch_key(self) -> str:
+        """What the called program's step keys start with."""
+        return f"{self.key}/{self.name}:"
+
+
+@dataclass
+class CallOutcome:
+    """What a program call run elsewhere brings back to its run."""
+
+    status: str = "success"
+    outputs: dict[str, Value] = field(default_factory=dict)
+    error: str = ""
+    fatal: bool = False
+    events: list[ev.Event] = field(default_factory=list)  # shown by the run, not recorded
+    usage: Usage = field(default_factory=Usage)
+    cost: float = 0.0
+    sessions: int = 0
+    started: int = 0
+    tokens: int = 0
+    entries: list[Entry] = field(default_factory=list)
+    live: bool = False
+    # The error the call raised before its program ran (a remote program that cannot be
+    # fetched, a local one with errors): message, statement, kind, raised again by the run.
+    raised: tuple[str, str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -164,6 +207,75 @@ def _why_callee_local(interpreter: Interpreter, call: t.ProgramCall) -> str | No
         # by an item's worker, which has its own loader.
         return "an item calls a program that only the run's process may load"
     return None
+
+
+def why_call_local(interpreter: Interpreter, source: str) -> str | None:
+    """Why this program call must run in the run's process (None: it may run in any
+    worker).  A call travels when it is the run's own program's (a called program's calls
+    run where it runs, as an item's run in the item's worker)."""
+    store = interpreter.store
+    if store is None or store.state not in SHARED_JOURNALS:
+        return "the run has no journal another process can share"
+    if interpreter.import_depth or interpreter.key_prefix:
+        return "it is inside an imported program or an item"
+    options = interpreter.options
+    if any(v is not None for v in (options.max_sessions, options.max_cost, options.max_tokens)):
+        return "the run has a spending limit, which is counted in one process"
+    if not is_remote(source) and (interpreter.load_program is None or interpreter.fetched):
+        return "only the run's process may load the program"
+    return None
+
+
+def call_task(
+    interpreter: Interpreter,
+    ctx: Ctx,
+    source: str,
+    name: str,
+    inputs: dict[str, Value],
+    where: str = "",
+    trace: dict[str, str] | None = None,
+) -> CallTask:
+    return CallTask(
+        source=source,
+        name=name,
+        inputs=inputs,
+        step=ctx.step,
+        key=ctx.key,
+        level=ctx.level,
+        options=RunSpec.options_of(interpreter.options),
+        program_name=interpreter.program_name,
+        where=where,
+        trace=dict(trace or {}),
+    )
+
+
+def apply_call(interpreter: Interpreter, outcome: CallOutcome, *, replayed: bool) -> Called:
+    """A call's outcome, in the run: the called program's narration shown (its own state
+    recorded it), its spending, and its result for ``Interpreter.program_call``."""
+    from openprose.vm.interpreter import Called, RunResult
+
+    store = interpreter.store
+    if outcome.live and not replayed and store is not None:
+        went_live = getattr(store, "went_live", None)
+        if went_live is not None:
+            went_live()
+    for event in outcome.events:
+        for sink in interpreter.external_sinks:
+            sink(event)
+    budget = interpreter.budget
+    budget.cost += outcome.cost
+    budget.tokens += outcome.tokens
+    budget.started += outcome.started
+    budget.ledger.entries.extend(outcome.entries)
+    if outcome.raised is not None:
+        raise ProseError(*outcome.raised)
+    result = RunResult(
+        status=outcome.status,
+        outputs=dict(outcome.outputs),
+        error=outcome.error,
+        fatal=outcome.fatal,
+    )
+    return Called(result, outcome.usage, outcome.cost, outcome.sessions)
 
 
 def _reached(interpreter: Interpreter, host: Any) -> list[Any]:
@@ -277,12 +389,12 @@ def task_for(
     )
 
 
-def applied_before(interpreter: Interpreter, task: BranchTask, item: str) -> bool:
+def applied_before(interpreter: Interpreter, key: str, item: str) -> bool:
     """Whether the run applied the outcome of this item's execution ``item`` (an engine's
     name for it) before it was taken over: its narration is written already.  A resumed
     run executes the item again under another name, and applies what that one brings."""
     store = interpreter.store
-    return store is not None and store.journal.committed(task.branch_key, APPLIED, None) == item
+    return store is not None and store.journal.committed(key, APPLIED, None) == item
 
 
 def apply(
@@ -338,9 +450,11 @@ def raise_failure(outcome: BranchOutcome) -> None:
         raise ProseError(*outcome.error)
 
 
-def mark_applied(interpreter: Interpreter, task: BranchTask, item: str) -> None:
+def mark_applied(interpreter: Interpreter, key: str, item: str) -> None:
+    """Notes that the run applied the outcome of ``item``, the execution of the item (or
+    program call) whose steps are under ``key``."""
     if interpreter.store is not None:
-        interpreter.store.journal.record_commit(task.branch_key, APPLIED, None, item)
+        interpreter.store.journal.record_commit(key, APPLIED, None, item)
 
 
 # ---------------------------------------------------------------------- the item's side
@@ -487,6 +601,67 @@ async def run_task(
     outcome.tokens = interpreter.budget.tokens
     outcome.entries = list(interpreter.budget.ledger.entries)
     outcome.memories = dict(interpreter.memories.current)
+    return outcome
+
+
+async def run_call(
+    task: CallTask,
+    module: Any,
+    backend: Backend,
+    store: BranchStore,
+    *,
+    program_path: Path | None = None,
+    project_root: Path | None = None,
+    telemetry: Telemetry | None = None,
+    remote: RemoteLoader | None = None,
+    fetched: bool = False,
+) -> CallOutcome:
+    """Run a program call of the run here, as the run would have (``Interpreter.call_here``
+    on an interpreter of the run's program): its state made under the run's, its steps
+    answered by the run's journal where it holds them."""
+    from openprose.vm.backends.base import bind_run
+    from openprose.vm.backends.replay import JournalBackend
+    from openprose.vm.interpreter import Options
+    from openprose.vm.runner import load_import
+
+    outcome = CallOutcome()
+
+    def live() -> None:
+        outcome.live = True
+
+    bind_run(backend, store.run_id)
+    model: Backend = JournalBackend(backend, store.journal, live)
+    if telemetry is not None:
+        model = telemetry.backend(model)
+    interpreter = Interpreter(
+        module,
+        model,
+        program_path=program_path,
+        program_name=task.program_name,
+        store=store,  # type: ignore[arg-type]  # the part of a RunStore a call uses
+        sinks=[outcome.events.append],
+        options=Options(**task.options),
+        project_root=project_root,
+        load_program=load_import,
+        remote=remote,
+        fetched=fetched,
+    )
+    ctx = Ctx(Scope(), task.step, task.key, task.level)
+    try:
+        called = await interpreter.call_here(task.source, task.name, task.inputs, ctx, task.where)
+    except ProseError as failure:  # its program cannot be fetched, or has errors
+        outcome.raised = (failure.message, failure.statement, failure.kind)
+        return outcome
+    except BackendFatal as fatal:
+        outcome.status, outcome.error, outcome.fatal = "error", str(fatal), True
+        return outcome
+    result = called.result
+    outcome.status, outcome.error, outcome.fatal = result.status, result.error, result.fatal
+    outcome.outputs = dict(result.outputs)
+    outcome.usage, outcome.cost, outcome.sessions = called.usage, called.cost, called.sessions
+    outcome.started = interpreter.budget.started
+    outcome.tokens = interpreter.budget.tokens
+    outcome.entries = list(interpreter.budget.ledger.entries)
     return outcome
 
 

@@ -220,6 +220,33 @@ class Branches(Protocol):
         it: its own names in ``own``, its bindings staged in ``stage``."""
         ...
 
+    def takes_call(self, interpreter: Interpreter, source: str) -> bool:
+        """Whether this call of the program ``source`` runs elsewhere."""
+        ...
+
+    async def call(
+        self,
+        interpreter: Interpreter,
+        ctx: Ctx,
+        source: str,
+        name: str,
+        inputs: dict[str, Value],
+        where: str,
+    ) -> Called:
+        """The program ``source`` called as ``Interpreter.call_here`` calls it (``where``:
+        the statement that calls it)."""
+        ...
+
+
+@dataclass
+class Called:
+    """A called program's result, and what its calls spent."""
+
+    result: RunResult
+    usage: Usage
+    cost: float
+    sessions: int
+
 
 class BlockReturn(Exception):
     """``output expression`` inside a block: the block ends with that value."""
@@ -1317,6 +1344,33 @@ class Interpreter:
         if self.import_depth >= self.options.max_depth:
             raise ProseError("programs call each other too deeply", headline(node), "depth")
         self.emit(ctx, ev.Import, source=source, alias=name)
+        branches = self.branches
+        if branches is not None and branches.takes_call(self, source):
+            called = await branches.call(self, ctx, source, name, inputs, headline(node))
+        else:
+            called = await self.call_here(source, name, inputs, ctx, headline(node))
+        result = called.result
+        self.usage = self.usage + called.usage
+        self.cost += called.cost
+        self.sessions += called.sessions
+        if result.fatal:
+            raise BackendFatal(result.error)
+        if result.status == "missing-input":
+            raise ProseError(f"{source}: missing input {result.error!r}", headline(node))
+        if result.status != "success":
+            raise ProseError(f"{source}: {result.error}", headline(node), "program")
+        self.emit(ctx, ev.Import, source=source, alias=name, status="returned")
+        return Record(result.outputs, kind="program")
+
+    async def call_here(
+        self, source: str, name: str, inputs: dict[str, Value], ctx: Ctx, where: str = ""
+    ) -> Called:
+        """The program ``source`` (imported as ``name``) run in this process with
+        ``inputs``, its state made under the run's; its calls accounted in the shared
+        budget already.  A call fails as ``RunResult`` says (status ``missing-input``:
+        the input ``error`` names was not given); a remote one that cannot be fetched
+        raises, naming the statement ``where``."""
+        remote = is_remote(source)
         store = None
         path: Path | None
         if remote:
@@ -1324,7 +1378,7 @@ class Interpreter:
             try:
                 fetched, module = await asyncio.to_thread(self.remote.program, source)
             except RemoteError as error:
-                raise ProseError(str(error), headline(node), "program") from None
+                raise ProseError(str(error), where, "program") from None
             text, path, program_name = fetched.text, None, f"{fetched.location.slug}.prose"
             if self.store is not None:
                 # Its state is named after it, numbered from the second call on by the
@@ -1364,17 +1418,8 @@ class Interpreter:
         try:
             result = await callee.run(inputs)
         except MissingInput as missing:
-            raise ProseError(f"{source}: missing input {missing.name!r}", headline(node)) from None
-        # The callee accounted its own calls in the shared budget already.
-        self.usage = self.usage + callee.usage
-        self.cost += callee.cost
-        self.sessions += callee.sessions
-        if result.fatal:
-            raise BackendFatal(result.error)
-        if result.status != "success":
-            raise ProseError(f"{source}: {result.error}", headline(node), "program")
-        self.emit(ctx, ev.Import, source=source, alias=name, status="returned")
-        return Record(result.outputs, kind="program")
+            result = RunResult(status="missing-input", error=missing.name)
+        return Called(result, callee.usage, callee.cost, callee.sessions)
 
     def resolve_import(self, source: str) -> Path:
         base = Path(source).expanduser()

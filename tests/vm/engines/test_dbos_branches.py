@@ -508,3 +508,47 @@ def test_items_whose_agent_has_memory_travel_and_record_it_where_the_run_does(
     # The run resumes the keeper with the turns its items recorded, in their order.
     [last] = [r for r in backend.sessions if r.prompt == "Sum up"]
     assert [turn.prompt for turn in last.turns] == [s.prompt for s in segments[:5]]
+
+
+HELPER = 'input topic: "t"\noutput facts = session "Find facts about {topic}"\n'
+CALLER = (
+    'use "./helper" as helper\n'
+    'let r = helper(topic: "bees")\n'
+    'let s = helper(topic: "ants")\n'
+    'output both = session "Use {r.facts} and {s.facts}"\n'
+)
+
+
+@pytest.mark.parametrize("state", ["filesystem", "sqlite", "postgres"])
+def test_a_program_call_of_the_run_is_a_workflow_any_worker_executes(
+    tmp_path: Path, state: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from openprose.vm.engines.local import LocalExecutor
+
+    if state == "postgres":
+        monkeypatch.setenv("OPENPROSE_POSTGRES_URL", request.getfixturevalue("postgres_db_url"))
+    (tmp_path / "helper.prose").write_text(HELPER, encoding="utf-8")
+    url, run_id, result = _run(tmp_path, CALLER, state=state)
+    assert result.status == "success", result.error
+    # RUN/STEP:call, on the items' queue; its state made under the run's by its worker.
+    assert _items(url, run_id) == {f"{run_id}/2:call": "SUCCESS", f"{run_id}/3:call": "SUCCESS"}
+    assert _called_states(tmp_path, state, run_id) == ["local--helper-1", "local--helper-2"]
+    here = tmp_path / "local"
+    here.mkdir()
+    (here / "helper.prose").write_text(HELPER, encoding="utf-8")
+    local = asyncio.run(LocalExecutor().run(_spec(here, CALLER, state=state), None, Attachment()))
+    assert result.outputs == local.outputs
+    assert result.sessions == local.sessions == 3
+    if state == "filesystem":
+        runs = [tmp_path / ".prose" / "runs" / run_id, here / ".prose" / "runs" / local.run_id]
+        # The same narration after its heading (the run's id), its end's time aside.
+        narrations = [(run / "state.md").read_text("utf-8").splitlines()[1:-1] for run in runs]
+        assert narrations[0] == narrations[1] and len(narrations[0]) >= 4
+
+
+def test_a_program_call_fails_as_here_when_its_program_cannot_run(tmp_path: Path) -> None:
+    (tmp_path / "helper.prose").write_text("session: nobody\n", encoding="utf-8")
+    _url, _run_id, result = _run(tmp_path, CALLER)
+    assert result.status == "error"
+    assert "helper.prose has errors" in result.error
+    assert result.failed_statement.startswith("let r = helper")

@@ -30,7 +30,7 @@ import contextvars
 import functools
 import threading
 import weakref
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -42,13 +42,19 @@ from openprose.vm.branches import (
     BranchOutcome,
     BranchStore,
     BranchTask,
+    CallOutcome,
+    CallTask,
     applied_before,
     apply,
+    apply_call,
     block_task,
+    call_task,
     mark_applied,
     raise_failure,
+    run_call,
     run_task,
     tasks_for,
+    why_call_local,
     why_local,
 )
 from openprose.vm.engines.base import RunSpec, build_backend
@@ -58,7 +64,7 @@ from openprose.vm.telemetry import attach_trace, trace_context
 if TYPE_CHECKING:
     from openprose.syntax import tree as t
     from openprose.vm.backends.base import Backend
-    from openprose.vm.interpreter import Ctx, Interpreter, Stage
+    from openprose.vm.interpreter import Called, Ctx, Interpreter, Stage
     from openprose.vm.remote import RemoteLoader
     from openprose.vm.scope import Scope
     from openprose.vm.telemetry import Telemetry
@@ -66,6 +72,7 @@ if TYPE_CHECKING:
 
 BRANCH_WORKFLOW = "openprose.branch"
 BRANCHES_QUEUE = "openprose-branches"
+CALL_MARK = ":call"  # a program call's workflow id: the run's (attempt's), /, its step key, this
 
 
 def provider_queue(backend: str) -> str:
@@ -100,7 +107,11 @@ def branch_workflow() -> Any:
         from dbos import DBOS
 
         @DBOS.workflow(name=BRANCH_WORKFLOW)
-        async def run_branch(spec: RunSpec, run_id: str, task: BranchTask) -> BranchOutcome:
+        async def run_branch(
+            spec: RunSpec, run_id: str, task: BranchTask | CallTask
+        ) -> BranchOutcome | CallOutcome:
+            if isinstance(task, CallTask):
+                return await execute_call(spec, run_id, task)
             return await execute_branch(spec, run_id, task)
 
         _registered.append(run_branch)
@@ -155,6 +166,11 @@ def branch_id(run_workflow: str, task: BranchTask) -> str:
     return f"{run_workflow}/{task.branch_key}"
 
 
+def call_workflow_id(run_workflow: str, task: CallTask) -> str:
+    """A program call's workflow id, under its run's attempt's: ``RUN_ID/3:call``."""
+    return f"{run_workflow}/{task.key}{CALL_MARK}"
+
+
 def run_workflow_of(item_id: str, task: BranchTask) -> str:
     """The workflow id of the run's attempt an item (of workflow ``item_id``) is of."""
     return item_id.removesuffix(f"/{task.branch_key}")
@@ -199,6 +215,46 @@ async def execute_branch(spec: RunSpec, run_id: str, task: BranchTask) -> Branch
             remote=_remote_loader(run_id, spec),
         )
         return await unless_cancelled(item_id, item)
+    finally:
+        if detach is not None:
+            detach()
+        store.close()
+
+
+async def execute_call(spec: RunSpec, run_id: str, task: CallTask) -> CallOutcome:
+    """The body of a program call's workflow (the same workflow as an item's), in whichever
+    worker dequeued it."""
+    from dbos import DBOS
+
+    call_id = DBOS.workflow_id or call_workflow_id(run_id, task)
+    run_workflow = call_id.removesuffix(f"/{task.key}{CALL_MARK}")
+    if not spec.text:
+        spec = replace(spec, text=await outside_workflow(_program_of(run_workflow)))
+    backend = await outside_workflow(
+        paced_backend(LENT_BACKENDS.get(run_id) or build_backend(spec), spec.backend, run_id)
+    )
+    catalog = spec.catalog()
+    # Its steps, and the name the run gave its state, are under the call's key.
+    journal = await asyncio.to_thread(catalog.branch_journal, run_id, task.key)
+    directory = Path(spec.runs_root) / run_id if spec.state in ("filesystem", "sqlite") else None
+    store = BranchStore(
+        journal, run_id, spec.state, partial(catalog.branch_store, run_id), directory
+    )
+    telemetry = ITEM_TELEMETRY[0] if ITEM_TELEMETRY else None
+    detach = attach_trace(task.trace) if telemetry is not None else None
+    try:
+        call = run_call(
+            task,
+            _module(spec.text),
+            backend,
+            store,
+            program_path=spec.program_path,
+            project_root=spec.project_dir,
+            telemetry=telemetry,
+            remote=_remote_loader(run_id, spec),
+            fetched=spec.fetched is not None,
+        )
+        return await unless_cancelled(call_id, call)
     finally:
         if detach is not None:
             detach()
@@ -350,7 +406,7 @@ class DbosBranches:
         ids = [branch_id(self.workflow_id, task) for task in tasks]
 
         def applied(j: int) -> bool:
-            return applied_before(interpreter, tasks[j], ids[j])
+            return applied_before(interpreter, tasks[j].branch_key, ids[j])
 
         # At most `concurrency` items of the run in flight, wherever they run, as here.
         window = max(1, interpreter.options.concurrency)
@@ -415,7 +471,7 @@ class DbosBranches:
                 siblings = [branch_id(self.workflow_id, sibling) for sibling in tasks]
 
                 def applied(k: int) -> bool:
-                    return applied_before(interpreter, tasks[k], siblings[k])
+                    return applied_before(interpreter, tasks[k].branch_key, siblings[k])
 
                 j, cause = await outside_workflow(_cause(siblings, index, found[0], applied))
                 if j != index:
@@ -426,6 +482,47 @@ class DbosBranches:
             if waiting and not STOPPING.is_set():
                 await asyncio.shield(outside_workflow(_cancel([workflow_id])))
 
+    def takes_call(self, interpreter: Interpreter, source: str) -> bool:
+        return why_call_local(interpreter, source) is None
+
+    async def call(
+        self,
+        interpreter: Interpreter,
+        ctx: Ctx,
+        source: str,
+        name: str,
+        inputs: dict[str, Value],
+        where: str,
+    ) -> Called:
+        """A program call of the run, as a workflow that any worker executes (the same
+        workflow and queue as a fan-out's items), waited for; if the run stops meanwhile,
+        a takeover finds it under the same id."""
+        task = call_task(interpreter, ctx, source, name, inputs, where, trace_context())
+        workflow_id = call_workflow_id(self.workflow_id, task)
+        waiting = True
+        try:
+            queue = await outside_workflow(self._queue())
+            await outside_workflow(self._enqueue(queue, [task], [workflow_id]))
+            while not (found := await outside_workflow(_finished([workflow_id]))):
+                await asyncio.sleep(POLL_SECONDS)
+            waiting = False
+        finally:
+            if waiting and not STOPPING.is_set():
+                await asyncio.shield(outside_workflow(_cancel([workflow_id])))
+        [workflow] = found
+        label = f"the call of {source}"
+        if workflow.status == "CANCELLED":
+            raise BackendFatal(f"{label} was cancelled")
+        outcome = workflow.output
+        if workflow.status != "SUCCESS" or not isinstance(outcome, CallOutcome):
+            raise BackendFatal(f"{label} failed in its worker: {workflow.error}")
+        key = task.branch_key
+        replayed = applied_before(interpreter, key, workflow_id)
+        try:
+            return apply_call(interpreter, outcome, replayed=replayed)
+        finally:
+            mark_applied(interpreter, key, workflow_id)
+
     async def _queue(self) -> str:
         """The provider's queue when a rate limit was set for it, else the shared one
         (asked at each fan-out: a limit set during a long run applies to what follows)."""
@@ -435,7 +532,9 @@ class DbosBranches:
         queues = await DBOS.list_queues_async()
         return own if any(q.name == own for q in queues) else BRANCHES_QUEUE
 
-    async def _enqueue(self, queue: str, tasks: list[BranchTask], ids: list[str]) -> None:
+    async def _enqueue(
+        self, queue: str, tasks: Sequence[BranchTask | CallTask], ids: list[str]
+    ) -> None:
         from dbos import DBOS, SetWorkflowID
 
         workflow = branch_workflow()
@@ -498,8 +597,8 @@ def _take(
     outcome = workflow.output
     if workflow.status != "SUCCESS" or not isinstance(outcome, BranchOutcome):
         raise BackendFatal(f"{label} failed in its worker: {workflow.error}")
-    replayed = applied_before(interpreter, task, workflow.workflow_id)
+    replayed = applied_before(interpreter, task.branch_key, workflow.workflow_id)
     try:
         return apply(interpreter, ctx, stage, outcome, replayed=replayed, own=own)
     finally:
-        mark_applied(interpreter, task, workflow.workflow_id)
+        mark_applied(interpreter, task.branch_key, workflow.workflow_id)

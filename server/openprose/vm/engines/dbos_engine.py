@@ -50,6 +50,7 @@ from openprose.vm.engines.dbos_branches import (
     BRANCH_QUEUES,
     BRANCH_WORKFLOW,
     BRANCHES_QUEUE,
+    CALL_MARK,
     DEFAULT_BRANCH_CONCURRENCY,
     ITEM_TELEMETRY,
     LENT_BACKENDS,
@@ -115,10 +116,17 @@ def described(workflow_id: str) -> str:
     run_id, _, rest = workflow_id.partition("/")
     mark = ATTEMPT.strip("/")
     head, slash, item = rest.partition("/")
+    attempt = ""
     if head.startswith(mark) and head[len(mark) :].isdigit():
         attempt = f" (attempt {head[len(mark) :]})"
-        return f"item {item} of run {run_id}{attempt}" if slash else f"run {run_id}{attempt}"
-    return f"item {rest} of run {run_id}" if rest else f"run {run_id}"
+        if not slash:
+            return f"run {run_id}{attempt}"
+        rest = item
+    if not rest:
+        return f"run {run_id}"
+    if rest.endswith(CALL_MARK):
+        return f"program call at step {rest.removesuffix(CALL_MARK)} of run {run_id}{attempt}"
+    return f"item {rest} of run {run_id}{attempt}"
 
 
 def _attempt_of(workflow_id: str) -> int:
@@ -744,22 +752,28 @@ def workflows_of(url: str, run_id: str) -> dict[str, Any] | None:
     mine = attempts(found, run_id)
     if not mine:
         return None
-    items = [
+    theirs = [
         w for w in found if w.name == BRANCH_WORKFLOW and w.workflow_id.startswith(f"{run_id}/")
     ]
-    statuses: dict[str, int] = {}
-    for item in items:
-        statuses[item.status] = statuses.get(item.status, 0) + 1
+    calls = [w for w in theirs if w.workflow_id.endswith(CALL_MARK)]
     return {
         "attempts": [
             {"workflow_id": w.workflow_id, "status": w.status, "executor": w.executor_id}
             for w in mine
         ],
-        "items": {
-            "count": len(items),
-            "statuses": dict(sorted(statuses.items())),
-            "executors": len({item.executor_id for item in items if item.executor_id}),
-        },
+        "items": _counted([w for w in theirs if not w.workflow_id.endswith(CALL_MARK)]),
+        "calls": _counted(calls),
+    }
+
+
+def _counted(workflows: Sequence[Any]) -> dict[str, Any]:
+    statuses: dict[str, int] = {}
+    for workflow in workflows:
+        statuses[workflow.status] = statuses.get(workflow.status, 0) + 1
+    return {
+        "count": len(workflows),
+        "statuses": dict(sorted(statuses.items())),
+        "executors": len({w.executor_id for w in workflows if w.executor_id}),
     }
 
 
