@@ -428,3 +428,44 @@ def test_items_calling_a_block_and_a_program_on_two_workers_share_the_run_s_coun
         ).fetchall()
     host = socket.gethostname()
     assert {executor for (executor,) in rows} == {f"{host}:{w.pid}" for w in started}
+
+
+STUDY_LONG = (
+    'input topic: "t"\n'
+    + "".join(f'let s{i} = session "Study {{topic}}, part {i}"\n' for i in range(1, 9))
+    + 'output found = session "Sum up {topic}"\n'
+)
+CALLING = (
+    'use "./study" as study\n'
+    'let r = study(topic: "tides")\n'
+    'output out = session "Report on {r.found}"\n'
+)
+
+
+def test_a_program_call_survives_the_death_of_its_worker(
+    prose: Any,
+    tmp_path: Path,
+    workers: Callable[..., subprocess.Popen[str]],  # noqa: F811
+) -> None:
+    (tmp_path / "study.prose").write_text(STUDY_LONG, encoding="utf-8")
+    recording = tmp_path / "exchanges.jsonl"
+    run_id = _detach(prose, tmp_path, CALLING, "--offline-delay", "0.3", "--record", str(recording))
+    first = workers(*WORKER_ARGS)
+    _wait_for(lambda: len(_exchanges(recording)) >= 3, 60)
+    first.send_signal(signal.SIGKILL)  # in the middle of the called program
+    first.wait()
+    workers(*WORKER_ARGS)
+    _wait_for(lambda: _show(prose, run_id)["status"] == "completed", 120)
+    log = _log(tmp_path, 1)
+    assert f"program call at step 2 of run {run_id} lost its worker" in log, log
+    asked = Counter(_exchanges(recording))
+    # The called program's nine exchanges and the run's report, each asked once but the
+    # one in flight at the kill.
+    assert len(asked) == 10, asked
+    assert sum(asked.values()) in (10, 11) and set(asked.values()) <= {1, 2}
+    shown = _show(prose, run_id)
+    [out] = [b["value"] for b in shown["bindings"] if b["name"] == "out"]
+    assert "Report on [dry run] Sum up tides" in str(out)
+    called = tmp_path / ".prose" / "runs" / run_id / "imports"
+    assert sorted(p.name for p in called.iterdir()) == ["local--study-1"]  # not a second
+    assert shown["dbos"]["calls"]["count"] == 1

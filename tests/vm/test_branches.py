@@ -149,6 +149,24 @@ def test_judging_a_fan_out_loads_none_of_the_programs_its_items_call(tmp_path: P
     store.close()
 
 
+def test_which_program_calls_of_the_run_go_to_a_worker(tmp_path: Path) -> None:
+    from openprose.vm.branches import why_call_local
+
+    interpreter = _interpreter(FAN_OUT, tmp_path)
+    interpreter.load_program = lambda path: ("", None)
+    assert why_call_local(interpreter, "./study") is None
+    assert why_call_local(interpreter, "alice/research") is None
+    nested = _interpreter(FAN_OUT, tmp_path / "nested")
+    nested.key_prefix = "3/study:"  # a called program's calls run where it runs
+    assert "imported program" in (why_call_local(nested, "./study") or "")
+    limited = _interpreter(FAN_OUT, tmp_path / "limited", Options(max_cost=1.0))
+    assert "spending limit" in (why_call_local(limited, "./study") or "")
+    fetched = _interpreter(FAN_OUT, tmp_path / "fetched")
+    fetched.fetched = True
+    assert "only the run's process" in (why_call_local(fetched, "./study") or "")
+    assert why_call_local(fetched, "alice/research") is None
+
+
 def test_a_run_with_a_spending_limit_keeps_its_items(tmp_path: Path) -> None:
     interpreter = _interpreter(FAN_OUT, tmp_path, Options(max_sessions=10))
     assert "spending limit" in (why_local(interpreter, _host(interpreter)) or "")

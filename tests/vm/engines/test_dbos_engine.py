@@ -282,3 +282,7 @@ def test_a_worker_names_the_workflows_it_recovers() -> None:
     assert engine.described(f"{run}/3.2@1a/helper") == f"item 3.2@1a/helper of run {run}"
     assert engine.described(f"{run}/attempt-2") == f"run {run} (attempt 2)"
     assert engine.described(f"{run}/attempt-2/5b") == f"item 5b of run {run} (attempt 2)"
+    assert engine.described(f"{run}/3:call") == f"program call at step 3 of run {run}"
+    assert engine.described(f"{run}/attempt-2/3:call") == (
+        f"program call at step 3 of run {run} (attempt 2)"
+    )
