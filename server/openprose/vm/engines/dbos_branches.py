@@ -1,7 +1,8 @@
-"""The dbos engine's fan-outs: every item of a ``parallel for`` or a ``pmap``, and every
-branch of a ``parallel:`` block, is a workflow (``openprose.branch``) on the queue
-``openprose-branches``, which every worker (and the process running an attached run)
-executes, so that one run's items spread over all of them.
+"""The dbos engine's fan-outs and program calls: every item of a ``parallel for`` or a
+``pmap``, every branch of a ``parallel:`` block, and every program call of the run's own
+program, is a workflow (``openprose.branch``) on the queue ``openprose-branches``, which
+every worker (and the process running an attached run) executes, so that one run's work
+spreads over all of them.  A call's workflow id is ``{run_id}/{step key}:call``.
 
 - An item's workflow id is ``{run_id}/{step key}@{index}`` (a block's branch's:
   ``{run_id}/{step key}{letter}``): a run taken over by another worker enqueues its items
