@@ -435,7 +435,7 @@ STUDY_LONG = (
     + "".join(f'let s{i} = session "Study {{topic}}, part {i}"\n' for i in range(1, 9))
     + 'output found = session "Sum up {topic}"\n'
 )
-CALLING = (
+CALLS_STUDY = (
     'use "./study" as study\n'
     'let r = study(topic: "tides")\n'
     'output out = session "Report on {r.found}"\n'
@@ -449,7 +449,9 @@ def test_a_program_call_survives_the_death_of_its_worker(
 ) -> None:
     (tmp_path / "study.prose").write_text(STUDY_LONG, encoding="utf-8")
     recording = tmp_path / "exchanges.jsonl"
-    run_id = _detach(prose, tmp_path, CALLING, "--offline-delay", "0.3", "--record", str(recording))
+    run_id = _detach(
+        prose, tmp_path, CALLS_STUDY, "--offline-delay", "0.3", "--record", str(recording)
+    )
     first = workers(*WORKER_ARGS)
     _wait_for(lambda: len(_exchanges(recording)) >= 3, 60)
     first.send_signal(signal.SIGKILL)  # in the middle of the called program
