@@ -17,6 +17,7 @@ from openprose.vm.branches import (
     BranchStore,
     BranchTask,
     Link,
+    Worker,
     find_host,
     names_read,
     run_task,
@@ -197,7 +198,7 @@ def test_an_item_run_again_is_answered_from_the_run_s_journal(tmp_path: Path) ->
         journal = catalog.branch_journal(run_id, task.branch_key)
         store = BranchStore(journal, run_id, "filesystem", partial(catalog.branch_store, run_id))
         try:
-            return asyncio.run(run_task(task, parse(FAN_OUT), backend, store))
+            return asyncio.run(run_task(task, Worker(parse(FAN_OUT), backend, store)))
         finally:
             store.close()
 

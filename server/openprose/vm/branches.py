@@ -162,8 +162,9 @@ class BranchOutcome:
 # ---------------------------------------------------------------------- the run's side
 
 
-def why_local(interpreter: Interpreter, host: Any) -> str | None:
-    """Why this fan-out's items must run in this process (None: they can travel)."""
+def _why_run_local(interpreter: Interpreter) -> str | None:
+    """Why nothing this interpreter runs can go to another process (None: its fan-outs and
+    calls may): its state, where it is, or the run's limits."""
     store = interpreter.store
     if store is None or store.state not in SHARED_JOURNALS:
         return "the run has no journal another process can share"
@@ -172,6 +173,13 @@ def why_local(interpreter: Interpreter, host: Any) -> str | None:
     options = interpreter.options
     if any(v is not None for v in (options.max_sessions, options.max_cost, options.max_tokens)):
         return "the run has a spending limit, which is counted in one process"
+    return None
+
+
+def why_local(interpreter: Interpreter, host: Any) -> str | None:
+    """Why this fan-out's items must run in this process (None: they can travel)."""
+    if why := _why_run_local(interpreter):
+        return why
     if isinstance(host, t.Parallel) and _races(host):
         return "a race (`first`, `any`) is decided by what one process sees finish first"
     # The program's tree lives as long as the run (an imported program's, judged above,
@@ -213,14 +221,8 @@ def why_call_local(interpreter: Interpreter, source: str) -> str | None:
     """Why this program call must run in the run's process (None: it may run in any
     worker).  A call travels when it is the run's own program's (a called program's calls
     run where it runs, as an item's run in the item's worker)."""
-    store = interpreter.store
-    if store is None or store.state not in SHARED_JOURNALS:
-        return "the run has no journal another process can share"
-    if interpreter.import_depth or interpreter.key_prefix:
-        return "it is inside an imported program or an item"
-    options = interpreter.options
-    if any(v is not None for v in (options.max_sessions, options.max_cost, options.max_tokens)):
-        return "the run has a spending limit, which is counted in one process"
+    if why := _why_run_local(interpreter):
+        return why
     if not is_remote(source) and (interpreter.load_program is None or interpreter.fetched):
         return "only the run's process may load the program"
     return None
@@ -527,49 +529,57 @@ class BranchStore:
             self._journal.close()
 
 
-async def run_task(
-    task: BranchTask,
-    module: Any,
-    backend: Backend,
-    store: BranchStore,
-    *,
-    program_path: Path | None = None,
-    project_root: Path | None = None,
-    telemetry: Telemetry | None = None,
-    remote: RemoteLoader | None = None,
-) -> BranchOutcome:
-    """Run one item of a fan-out, here, as the run would have; the run's journal answers
-    every step it holds, and ``backend`` the rest.  ``telemetry`` traces its calls as the
-    run's own are (wrapping the journal: a replayed step is a span too, marked so).
-    ``remote`` fetches the remote programs the item calls (None: they are refused, as
-    the run refuses them)."""
-    from openprose.vm.backends.base import bind_run
-    from openprose.vm.backends.replay import JournalBackend
-    from openprose.vm.interpreter import Options
-    from openprose.vm.runner import load_import
+@dataclass
+class Worker:
+    """What a worker runs an item or a program call of a run with: the run's program, a
+    backend, the part of the run's state it may use, and its own means (telemetry, a
+    fetcher of remote programs)."""
 
+    module: Any
+    backend: Backend
+    store: BranchStore
+    program_path: Path | None = None
+    project_root: Path | None = None
+    telemetry: Telemetry | None = None
+    remote: RemoteLoader | None = None  # None: remote programs are refused, as the run does
+
+    def interpreter(self, task: BranchTask | CallTask, outcome: Any) -> Interpreter:
+        """An interpreter of the run's program, here, as the run's would be: the run's
+        journal answers every step it holds (a step it does not marks ``outcome`` live),
+        ``backend`` the rest; ``telemetry`` traces its calls as the run's own are
+        (wrapping the journal: a replayed step is a span too, marked so); what it narrates
+        goes to ``outcome.events``."""
+        from openprose.vm.backends.base import bind_run
+        from openprose.vm.backends.replay import JournalBackend
+        from openprose.vm.interpreter import Options
+        from openprose.vm.runner import load_import
+
+        def live() -> None:
+            outcome.live = True
+
+        bind_run(self.backend, self.store.run_id)
+        model: Backend = JournalBackend(self.backend, self.store.journal, live)
+        if self.telemetry is not None:
+            model = self.telemetry.backend(model)
+        return Interpreter(
+            self.module,
+            model,
+            program_path=self.program_path,
+            program_name=task.program_name,
+            store=self.store,  # type: ignore[arg-type]  # the part of a RunStore it uses
+            sinks=[outcome.events.append],
+            options=Options(**task.options),
+            project_root=self.project_root,
+            load_program=load_import,  # the local programs it calls
+            remote=self.remote,
+        )
+
+
+async def run_task(task: BranchTask, worker: Worker) -> BranchOutcome:
+    """Run one item of a fan-out, here, as the run would have."""
     outcome = BranchOutcome()
-    store.outcome = outcome
-
-    def live() -> None:
-        outcome.live = True
-
-    bind_run(backend, store.run_id)
-    model: Backend = JournalBackend(backend, store.journal, live)
-    if telemetry is not None:
-        model = telemetry.backend(model)
-    interpreter = Interpreter(
-        module,
-        model,
-        program_path=program_path,
-        program_name=task.program_name,
-        store=store,  # type: ignore[arg-type]  # the part of a RunStore an item uses
-        sinks=[outcome.events.append],
-        options=Options(**task.options),
-        project_root=project_root,
-        load_program=load_import,  # the local programs it calls
-        remote=remote,
-    )
+    worker.store.outcome = outcome
+    interpreter = worker.interpreter(task, outcome)
     interpreter.collect()
     scope: Scope | None = None
     for link in task.chain:
@@ -580,7 +590,7 @@ async def run_task(
     error = ProseError(*task.error) if task.error is not None else None
     ctx = Ctx(scope, task.step, task.key, task.level, error=error)
     stage = Stage(scope)
-    host = find_host(module, task.host)
+    host = find_host(worker.module, task.host)
     own = scope.child()
     try:
         if isinstance(host, t.Parallel):
@@ -604,48 +614,11 @@ async def run_task(
     return outcome
 
 
-async def run_call(
-    task: CallTask,
-    module: Any,
-    backend: Backend,
-    store: BranchStore,
-    *,
-    program_path: Path | None = None,
-    project_root: Path | None = None,
-    telemetry: Telemetry | None = None,
-    remote: RemoteLoader | None = None,
-    fetched: bool = False,
-) -> CallOutcome:
+async def run_call(task: CallTask, worker: Worker) -> CallOutcome:
     """Run a program call of the run here, as the run would have (``Interpreter.call_here``
-    on an interpreter of the run's program): its state made under the run's, its steps
-    answered by the run's journal where it holds them."""
-    from openprose.vm.backends.base import bind_run
-    from openprose.vm.backends.replay import JournalBackend
-    from openprose.vm.interpreter import Options
-    from openprose.vm.runner import load_import
-
+    on an interpreter of the run's program): its state made under the run's."""
     outcome = CallOutcome()
-
-    def live() -> None:
-        outcome.live = True
-
-    bind_run(backend, store.run_id)
-    model: Backend = JournalBackend(backend, store.journal, live)
-    if telemetry is not None:
-        model = telemetry.backend(model)
-    interpreter = Interpreter(
-        module,
-        model,
-        program_path=program_path,
-        program_name=task.program_name,
-        store=store,  # type: ignore[arg-type]  # the part of a RunStore a call uses
-        sinks=[outcome.events.append],
-        options=Options(**task.options),
-        project_root=project_root,
-        load_program=load_import,
-        remote=remote,
-        fetched=fetched,
-    )
+    interpreter = worker.interpreter(task, outcome)
     ctx = Ctx(Scope(), task.step, task.key, task.level)
     try:
         called = await interpreter.call_here(task.source, task.name, task.inputs, ctx, task.where)

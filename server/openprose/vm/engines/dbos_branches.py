@@ -27,11 +27,12 @@ Imported only by the dbos engine.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import functools
 import threading
 import weakref
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -45,6 +46,7 @@ from openprose.vm.branches import (
     BranchTask,
     CallOutcome,
     CallTask,
+    Worker,
     applied_before,
     apply,
     apply_call,
@@ -189,24 +191,47 @@ async def execute_branch(spec: RunSpec, run_id: str, task: BranchTask) -> Branch
     from dbos import DBOS
 
     item_id = DBOS.workflow_id or branch_id(run_id, task)
+    run_workflow = run_workflow_of(item_id, task)
+    async with _worker(spec, run_id, run_workflow, task.branch_key, task.trace) as worker:
+        return await unless_cancelled(item_id, run_task(task, worker))
+
+
+async def execute_call(spec: RunSpec, run_id: str, task: CallTask) -> CallOutcome:
+    """The body of a program call's workflow (the same workflow as an item's), in whichever
+    worker dequeued it.  Its steps, and the name the run gave its state, are under the
+    call's key."""
+    from dbos import DBOS
+
+    call_id = DBOS.workflow_id or call_workflow_id(run_id, task)
+    run_workflow = call_id.removesuffix(f"/{task.key}{CALL_MARK}")
+    async with _worker(spec, run_id, run_workflow, task.key, task.trace) as worker:
+        return await unless_cancelled(call_id, run_call(task, worker))
+
+
+@contextlib.asynccontextmanager
+async def _worker(
+    spec: RunSpec, run_id: str, run_workflow: str, under: str, trace: dict[str, str]
+) -> AsyncIterator[Worker]:
+    """What this process runs an item or a call of the run with: the run's program (read
+    from its workflow ``run_workflow``), its backend (paced by the rate limit), the run's
+    journal read under the step key ``under``, and the run's state; ``trace``: the run's
+    trace context, which its spans join."""
     if not spec.text:
-        run_workflow = run_workflow_of(item_id, task)
         spec = replace(spec, text=await outside_workflow(_program_of(run_workflow)))
     backend = await outside_workflow(
         paced_backend(LENT_BACKENDS.get(run_id) or build_backend(spec), spec.backend, run_id)
     )
     catalog = spec.catalog()
-    journal = await asyncio.to_thread(catalog.branch_journal, run_id, task.branch_key)
+    journal = await asyncio.to_thread(catalog.branch_journal, run_id, under)
     # The run's directory, where its agents with `persist: true` keep their memory.
     directory = Path(spec.runs_root) / run_id if spec.state in ("filesystem", "sqlite") else None
     store = BranchStore(
         journal, run_id, spec.state, partial(catalog.branch_store, run_id), directory
     )
     telemetry = ITEM_TELEMETRY[0] if ITEM_TELEMETRY else None
-    detach = attach_trace(task.trace) if telemetry is not None else None
+    detach = attach_trace(trace) if telemetry is not None else None
     try:
-        item = run_task(
-            task,
+        yield Worker(
             _module(spec.text),
             backend,
             store,
@@ -215,47 +240,6 @@ async def execute_branch(spec: RunSpec, run_id: str, task: BranchTask) -> Branch
             telemetry=telemetry,
             remote=_remote_loader(run_id, spec),
         )
-        return await unless_cancelled(item_id, item)
-    finally:
-        if detach is not None:
-            detach()
-        store.close()
-
-
-async def execute_call(spec: RunSpec, run_id: str, task: CallTask) -> CallOutcome:
-    """The body of a program call's workflow (the same workflow as an item's), in whichever
-    worker dequeued it."""
-    from dbos import DBOS
-
-    call_id = DBOS.workflow_id or call_workflow_id(run_id, task)
-    run_workflow = call_id.removesuffix(f"/{task.key}{CALL_MARK}")
-    if not spec.text:
-        spec = replace(spec, text=await outside_workflow(_program_of(run_workflow)))
-    backend = await outside_workflow(
-        paced_backend(LENT_BACKENDS.get(run_id) or build_backend(spec), spec.backend, run_id)
-    )
-    catalog = spec.catalog()
-    # Its steps, and the name the run gave its state, are under the call's key.
-    journal = await asyncio.to_thread(catalog.branch_journal, run_id, task.key)
-    directory = Path(spec.runs_root) / run_id if spec.state in ("filesystem", "sqlite") else None
-    store = BranchStore(
-        journal, run_id, spec.state, partial(catalog.branch_store, run_id), directory
-    )
-    telemetry = ITEM_TELEMETRY[0] if ITEM_TELEMETRY else None
-    detach = attach_trace(task.trace) if telemetry is not None else None
-    try:
-        call = run_call(
-            task,
-            _module(spec.text),
-            backend,
-            store,
-            program_path=spec.program_path,
-            project_root=spec.project_dir,
-            telemetry=telemetry,
-            remote=_remote_loader(run_id, spec),
-            fetched=spec.fetched is not None,
-        )
-        return await unless_cancelled(call_id, call)
     finally:
         if detach is not None:
             detach()
@@ -453,35 +437,25 @@ class DbosBranches:
         it as it would a local branch, and the cancellation reaches the workflow."""
         task = block_task(interpreter, node, ctx, index, trace_context())
         workflow_id = branch_id(self.workflow_id, task)
-        waiting = True
-        try:
-            queue = await outside_workflow(self._queue())
-            await outside_workflow(self._enqueue(queue, [task], [workflow_id]))
-            while not (found := await outside_workflow(_finished([workflow_id]))):
-                await asyncio.sleep(POLL_SECONDS)
-            waiting = False
-            label = f"branch {letter(index)} of the parallel block"
-            if found[0].status == "CANCELLED":
-                # Taken over after a fail-fast: the sibling whose failure cancelled this
-                # branch fails the block, from its own branch, which applies its outcome
-                # and names it; this one waits to be cancelled by the block, as then.
-                tasks = [
-                    block_task(interpreter, node, ctx, j)
-                    for j in range(len(node.body_statements()))
-                ]
-                siblings = [branch_id(self.workflow_id, sibling) for sibling in tasks]
+        workflow = await self._awaited(task, workflow_id)
+        label = f"branch {letter(index)} of the parallel block"
+        if workflow.status == "CANCELLED":
+            # Taken over after a fail-fast: the sibling whose failure cancelled this
+            # branch fails the block, from its own branch, which applies its outcome and
+            # names it; this one waits to be cancelled by the block, as then.
+            tasks = [
+                block_task(interpreter, node, ctx, j) for j in range(len(node.body_statements()))
+            ]
+            siblings = [branch_id(self.workflow_id, sibling) for sibling in tasks]
 
-                def applied(k: int) -> bool:
-                    return applied_before(interpreter, tasks[k].branch_key, siblings[k])
+            def applied(k: int) -> bool:
+                return applied_before(interpreter, tasks[k].branch_key, siblings[k])
 
-                j, cause = await outside_workflow(_cause(siblings, index, found[0], applied))
-                if j != index:
-                    await asyncio.sleep(SIBLING_SECONDS)
-                    raise_failure(cause.output)  # the sibling never did (not expected)
-            return _take(interpreter, ctx, stage, found[0], task, label, own)
-        finally:
-            if waiting and not STOPPING.is_set():
-                await asyncio.shield(outside_workflow(_cancel([workflow_id])))
+            j, cause = await outside_workflow(_cause(siblings, index, workflow, applied))
+            if j != index:
+                await asyncio.sleep(SIBLING_SECONDS)
+                raise_failure(cause.output)  # the sibling never did (not expected)
+        return _take(interpreter, ctx, stage, workflow, task, label, own)
 
     def takes_call(self, interpreter: Interpreter, source: str) -> bool:
         return why_call_local(interpreter, source) is None
@@ -500,17 +474,7 @@ class DbosBranches:
         a takeover finds it under the same id."""
         task = call_task(interpreter, ctx, source, name, inputs, where, trace_context())
         workflow_id = call_workflow_id(self.workflow_id, task)
-        waiting = True
-        try:
-            queue = await outside_workflow(self._queue())
-            await outside_workflow(self._enqueue(queue, [task], [workflow_id]))
-            while not (found := await outside_workflow(_finished([workflow_id]))):
-                await asyncio.sleep(POLL_SECONDS)
-            waiting = False
-        finally:
-            if waiting and not STOPPING.is_set():
-                await asyncio.shield(outside_workflow(_cancel([workflow_id])))
-        [workflow] = found
+        workflow = await self._awaited(task, workflow_id)
         label = f"the call of {source}"
         if workflow.status == "CANCELLED":
             raise BackendFatal(f"{label} was cancelled")
@@ -523,6 +487,23 @@ class DbosBranches:
             return apply_call(interpreter, outcome, replayed=replayed)
         finally:
             mark_applied(interpreter, key, workflow_id)
+
+    async def _awaited(self, task: BranchTask | CallTask, workflow_id: str) -> Any:
+        """``task`` as the workflow ``workflow_id``, enqueued and waited for; what DBOS
+        has of it once it ended.  A wait cancelled (a block's fail-fast, a race's loser)
+        cancels the workflow, unless this process is stopping: the worker taking the run
+        over collects it then."""
+        waiting = True
+        try:
+            queue = await outside_workflow(self._queue())
+            await outside_workflow(self._enqueue(queue, [task], [workflow_id]))
+            while not (found := await outside_workflow(_finished([workflow_id]))):
+                await asyncio.sleep(POLL_SECONDS)
+            waiting = False
+            return found[0]
+        finally:
+            if waiting and not STOPPING.is_set():
+                await asyncio.shield(outside_workflow(_cancel([workflow_id])))
 
     async def _queue(self) -> str:
         """The provider's queue when a rate limit was set for it, else the shared one
