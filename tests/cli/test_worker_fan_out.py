@@ -297,35 +297,53 @@ def test_the_project_s_global_cap_bounds_the_items_of_all_workers_together(
     prose: Any,
     tmp_path: Path,
     workers: Callable[..., subprocess.Popen[str]],  # noqa: F811
+    postgres_db_url: str,  # noqa: F811
 ) -> None:
-    from openprose.vm.engines import dbos_engine as engine
+    import psycopg
 
+    # On PostgreSQL, where DBOS counts the queue's running workflows in a REPEATABLE READ
+    # transaction (on SQLite two workers claiming at one instant may each see room).
+    env = {"OPENPROSE_POSTGRES_URL": postgres_db_url}
     caps = "[run]\nglobal-concurrency = { runs = 1, branches = 3 }\n"
     (tmp_path / "prose.toml").write_text(caps)
     text = (
         "let out = parallel for x in [" + ", ".join(f'"{n}"' for n in range(12)) + "]:\n"
         '  session "Study item #{x}#"\n'
     )
-    run_id = _detach(prose, tmp_path, text, "--concurrency", "12", "--offline-delay", "0.4")
+    (tmp_path / "main.prose").write_text(text, encoding="utf-8")
+    done = prose(
+        "run", "main.prose", "--engine", "dbos", "--detach", "--state", "postgres",
+        "--concurrency", "12", "--offline-delay", "0.4", **env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    run_id = done.stdout.strip()
     for _ in range(2):
         # Two runs a worker is above the global cap of one: the worker runs one.
-        workers(*WORKER_ARGS, "--concurrency", "2")
-    _wait_for((tmp_path / ".prose" / "runs" / run_id).is_dir)
-    _wait_for(lambda: _show(prose, run_id)["status"] == "completed", 120)
+        workers(*WORKER_ARGS, "--concurrency", "2", "--state", "postgres", **env)
+
+    def status() -> str | None:
+        done = prose("runs", "show", run_id, "--json", "--state", "postgres", **env)
+        return json.loads(done.stdout)["status"] if done.returncode == 0 else None  # not yet
+
+    _wait_for(lambda: status() == "completed", 120)
     assert "at most 3 items a queue at once, across all workers" in _log(tmp_path, 1)
     assert "at most 1 run at once, across all workers" in _log(tmp_path, 1)
-    out = _out(_show(prose, run_id))
-    assert [re.findall(r"#(\d+)#", answer) for answer in out] == [[str(n)] for n in range(12)]
-
-    with engine.client(f"sqlite:///{tmp_path / '.prose' / 'dbos.sqlite'}") as client:
-        rows = client.list_workflows(name="openprose.branch", load_input=False)
-    assert len(rows) == 12  # one workflow an item
-    # DBOS keeps its times in whole seconds here: the sessions' own are the journal's. A
-    # session of 0.4 s ended at `recorded_at`; it ran within its item, so counting the
-    # sessions running at each instant never counts more items than ran.
-    journal = sqlite3.connect(tmp_path / ".prose" / "runs" / run_id / "journal.db")
-    ends = [t for (t,) in journal.execute("SELECT recorded_at FROM journal_steps")]
-    journal.close()
+    with psycopg.connect(postgres_db_url) as connection:
+        items = connection.execute(
+            "SELECT count(*) FROM dbos.workflow_status "
+            "WHERE name = 'openprose.branch' AND workflow_uuid LIKE %s",
+            (f"{run_id}/%",),
+        ).fetchone()
+        # The sessions' times are the journal's. A session of 0.4 s ended at
+        # `recorded_at`; it ran within its item, so counting the sessions running at each
+        # instant never counts more items than ran.
+        ends = [
+            t
+            for (t,) in connection.execute(
+                "SELECT recorded_at FROM openprose.journal_steps WHERE run_id = %s", (run_id,)
+            ).fetchall()
+        ]
+    assert items == (12,)  # one workflow an item
     assert len(ends) == 12
     spans = [(end - 0.4, end) for end in ends]
     busiest = max(sum(s <= t < e for s, e in spans) for t, _ in spans)
