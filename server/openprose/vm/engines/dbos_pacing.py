@@ -8,8 +8,9 @@ the system database (``openprose_request_starts``), at most N places in any wind
 period, whichever process asks.  A request the journal answers is not one: the journal sits
 outside this wrapper.
 
-SQLite serialises the places through DBOS's engine, whose transactions begin IMMEDIATE;
-PostgreSQL through a transaction-scoped advisory lock per backend.  Imported only by the
+SQLite serialises the places through DBOS's engine, whose transactions begin IMMEDIATE at
+their first write (``Pacer.take`` writes first); PostgreSQL through a transaction-scoped
+advisory lock per backend.  Imported only by the
 dbos engine.
 """
 
@@ -82,6 +83,8 @@ class Pacer:
                 connection.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": lock})
             now = time.time()
             window = table.c.backend == self.backend
+            # A write first: pysqlite begins DBOS's IMMEDIATE transaction only at a write, so
+            # the count below is taken under the lock that serialises every taker.
             connection.execute(
                 table.delete().where(window, table.c.started_at <= now - self.period)
             )
