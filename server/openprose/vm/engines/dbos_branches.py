@@ -126,6 +126,14 @@ def branch_workflow() -> Any:
 SIBLING_SECONDS = 60.0
 
 
+def _keep(cache: dict[str, T], run: str, value: T) -> None:
+    """``value`` kept for ``run`` in one of this process's per-run caches, the oldest run's
+    dropped past ``_PROGRAMS_KEPT``: a worker serves runs without end."""
+    if len(cache) >= _PROGRAMS_KEPT:
+        del cache[next(iter(cache))]
+    cache[run] = value
+
+
 def system_database() -> Any:
     """DBOS's own connection to its system database (private in dbos 3.4; tested)."""
     from dbos._dbos import _get_dbos_instance
@@ -144,9 +152,7 @@ async def paced_backend(backend: Backend, name: str, run_id: str) -> Backend:
     from openprose.vm.engines.dbos_pacing import PacedBackend, Pacer
 
     if run_id not in _limits:
-        if len(_limits) >= _PROGRAMS_KEPT:
-            del _limits[next(iter(_limits))]  # a worker serves runs without end
-        _limits[run_id] = await _limit_of(name)
+        _keep(_limits, run_id, await _limit_of(name))
     limit = _limits[run_id]
     if limit is None:
         return backend
@@ -164,19 +170,20 @@ async def _limit_of(name: str) -> tuple[int, float] | None:
     return None
 
 
-def branch_id(run_workflow: str, task: BranchTask) -> str:
-    """The item's workflow id, under its run's attempt's."""
-    return f"{run_workflow}/{task.branch_key}"
+def _own_id(task: BranchTask | CallTask) -> str:
+    """What a task's workflow id adds to its run's: an item's step key (``4@17``, a block's
+    branch ``5b``), a program call's key and ``CALL_MARK`` (``3:call``)."""
+    return f"{task.key}{CALL_MARK}" if isinstance(task, CallTask) else task.branch_key
 
 
-def call_workflow_id(run_workflow: str, task: CallTask) -> str:
-    """A program call's workflow id, under its run's attempt's: ``RUN_ID/3:call``."""
-    return f"{run_workflow}/{task.key}{CALL_MARK}"
+def branch_id(run_workflow: str, task: BranchTask | CallTask) -> str:
+    """The workflow id of an item or a call, under its run's attempt's."""
+    return f"{run_workflow}/{_own_id(task)}"
 
 
-def run_workflow_of(item_id: str, task: BranchTask) -> str:
-    """The workflow id of the run's attempt an item (of workflow ``item_id``) is of."""
-    return item_id.removesuffix(f"/{task.branch_key}")
+def run_workflow_of(workflow_id: str, task: BranchTask | CallTask) -> str:
+    """The workflow id of the run's attempt an item or a call (of ``workflow_id``) is of."""
+    return workflow_id.removesuffix(f"/{_own_id(task)}")
 
 
 @functools.lru_cache(maxsize=8)
@@ -202,8 +209,8 @@ async def execute_call(spec: RunSpec, run_id: str, task: CallTask) -> CallOutcom
     call's key."""
     from dbos import DBOS
 
-    call_id = DBOS.workflow_id or call_workflow_id(run_id, task)
-    run_workflow = call_id.removesuffix(f"/{task.key}{CALL_MARK}")
+    call_id = DBOS.workflow_id or branch_id(run_id, task)
+    run_workflow = run_workflow_of(call_id, task)
     async with _worker(spec, run_id, run_workflow, task.key, task.trace) as worker:
         return await unless_cancelled(call_id, run_call(task, worker))
 
@@ -258,9 +265,7 @@ def _remote_loader(run_id: str, spec: RunSpec) -> RemoteLoader | None:
     if run_id not in _loaders:
         loader = spec.remote()
         assert loader is not None
-        if len(_loaders) >= _PROGRAMS_KEPT:
-            del _loaders[next(iter(_loaders))]  # a worker serves runs without end
-        _loaders[run_id] = loader
+        _keep(_loaders, run_id, loader)
     return _loaders[run_id]
 
 
@@ -275,9 +280,7 @@ async def _program_of(run_workflow: str) -> str:
         spec = run.input["args"][0] if run.input else None
         if not isinstance(spec, RunSpec):
             raise BackendFatal(f"run {run_workflow} has no program to run its items from")
-        if len(_programs) >= _PROGRAMS_KEPT:
-            del _programs[next(iter(_programs))]  # a worker serves runs without end
-        _programs[run_workflow] = spec.text
+        _keep(_programs, run_workflow, spec.text)
     return _programs[run_workflow]
 
 
@@ -473,7 +476,7 @@ class DbosBranches:
         workflow and queue as a fan-out's items), waited for; if the run stops meanwhile,
         a takeover finds it under the same id."""
         task = call_task(interpreter, ctx, source, name, inputs, where, trace_context())
-        workflow_id = call_workflow_id(self.workflow_id, task)
+        workflow_id = branch_id(self.workflow_id, task)
         workflow = await self._awaited(task, workflow_id)
         label = f"the call of {source}"
         if workflow.status == "CANCELLED":
