@@ -25,7 +25,7 @@ from openprose.vm.branches import (
     why_local,
 )
 from openprose.vm.engines.base import RunSpec
-from openprose.vm.interpreter import Ctx, Interpreter, Options
+from openprose.vm.interpreter import Budget, Ctx, Interpreter, Options
 from openprose.vm.scope import Scope
 from openprose.vm.state import open_catalog
 
@@ -168,9 +168,21 @@ def test_which_program_calls_of_the_run_go_to_a_worker(tmp_path: Path) -> None:
     assert why_call_local(fetched, "alice/research") is None
 
 
-def test_a_run_with_a_spending_limit_keeps_its_items(tmp_path: Path) -> None:
+def test_a_run_with_a_spending_limit_keeps_its_items_unless_every_process_counts_it(
+    tmp_path: Path,
+) -> None:
+    from openprose.vm.branches import why_call_local
+
     interpreter = _interpreter(FAN_OUT, tmp_path, Options(max_sessions=10))
     assert "spending limit" in (why_local(interpreter, _host(interpreter)) or "")
+
+    class Shared(Budget):
+        shared = True  # (the dbos engine's: engines/dbos_budget.py)
+
+    interpreter.budget = Shared()
+    assert why_local(interpreter, _host(interpreter)) is None
+    interpreter.load_program = lambda path: ("", None)
+    assert why_call_local(interpreter, "./study") is None
 
 
 def _task(text: str, index: int, item: str) -> BranchTask:

@@ -25,7 +25,7 @@ from openprose.vm import events as ev
 from openprose.vm.accounting import Entry
 from openprose.vm.backends.base import Backend, BackendFatal, Usage
 from openprose.vm.engines.base import RunSpec
-from openprose.vm.interpreter import Called, Ctx, Interpreter, Pending, Stage, letter
+from openprose.vm.interpreter import Budget, Called, Ctx, Interpreter, Pending, Stage, letter
 from openprose.vm.remote import RemoteLoader, is_remote
 from openprose.vm.scope import Frame, Scope
 from openprose.vm.values import ProseError, Value
@@ -171,7 +171,8 @@ def _why_run_local(interpreter: Interpreter) -> str | None:
     if interpreter.import_depth or interpreter.key_prefix:
         return "it is inside an imported program"
     options = interpreter.options
-    if any(v is not None for v in (options.max_sessions, options.max_cost, options.max_tokens)):
+    limits = (options.max_sessions, options.max_cost, options.max_tokens)
+    if any(v is not None for v in limits) and not interpreter.budget.shared:
         return "the run has a spending limit, which is counted in one process"
     return None
 
@@ -264,11 +265,7 @@ def apply_call(interpreter: Interpreter, outcome: CallOutcome, *, replayed: bool
     for event in outcome.events:
         for sink in interpreter.external_sinks:
             sink(event)
-    budget = interpreter.budget
-    budget.cost += outcome.cost
-    budget.tokens += outcome.tokens
-    budget.started += outcome.started
-    budget.ledger.entries.extend(outcome.entries)
+    interpreter.budget.absorb(outcome.started, outcome.cost, outcome.tokens, outcome.entries)
     if outcome.raised is not None:
         raise ProseError(*outcome.raised)
     result = RunResult(
@@ -425,11 +422,8 @@ def apply(
     interpreter.usage = interpreter.usage + outcome.usage
     interpreter.cost += outcome.cost
     interpreter.sessions += outcome.sessions
-    budget = interpreter.budget
-    budget.cost += outcome.cost
-    budget.tokens += outcome.tokens
-    budget.started += outcome.started
-    budget.ledger.entries.extend(outcome.entries)  # journaled by the item's process
+    # Its entries were journaled by the item's process.
+    interpreter.budget.absorb(outcome.started, outcome.cost, outcome.tokens, outcome.entries)
     # (An outcome from a worker of before this field has none.)
     interpreter.memories.current.update(getattr(outcome, "memories", {}))
     for b in outcome.bindings:
@@ -542,6 +536,8 @@ class Worker:
     project_root: Path | None = None
     telemetry: Telemetry | None = None
     remote: RemoteLoader | None = None  # None: remote programs are refused, as the run does
+    # A budget for each item or call, counted with the run's (None: the run has no limits).
+    budget: Callable[[], Budget] | None = None
 
     def interpreter(self, task: BranchTask | CallTask, outcome: Any) -> Interpreter:
         """An interpreter of the run's program, here, as the run's would be: the run's
@@ -572,6 +568,7 @@ class Worker:
             project_root=self.project_root,
             load_program=load_import,  # the local programs it calls
             remote=self.remote,
+            budget=self.budget() if self.budget is not None else None,
         )
 
 

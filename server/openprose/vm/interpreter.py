@@ -14,7 +14,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from openprose.syntax import tree as t
 from openprose.syntax.vocabulary import JOIN_STRATEGIES, ON_FAIL_POLICIES, SESSION_PROPERTIES
@@ -105,12 +105,44 @@ class Options:
 
 @dataclass
 class Budget:
-    """What a run has spent, shared with the programs it calls."""
+    """What a run has spent, shared with the programs it calls: what this process counted
+    (``started``, ``cost``, ``tokens``, the ledger), which is also what the run's limits
+    are checked against here.  On the dbos engine a run with limits has a budget counted
+    across every process of the run instead (engines/dbos_budget.py: ``shared``)."""
 
     started: int = 0
     cost: float = 0.0
     tokens: int = 0
     ledger: Ledger = field(default_factory=Ledger)
+    # Counted where every process running a part of the run sees it: its fan-outs and
+    # calls may travel though it has limits (branches._why_run_local).
+    shared: ClassVar[bool] = False
+
+    async def spent(self) -> tuple[float, int]:
+        """The cost and the tokens the run's ``max_cost`` and ``max_tokens`` are checked
+        against."""
+        return self.cost, self.tokens
+
+    async def start_session(self, key: str, limit: int | None) -> bool:
+        """Count the session attempt ``key`` as started, unless ``limit`` are already (a
+        session stopped by a cap after it was counted stops the run: nobody counts on)."""
+        if limit is not None and self.started >= limit:
+            return False
+        self.started += 1
+        return True
+
+    async def charge(self, key: str, cost: float, tokens: int) -> None:
+        """Count what the call ``key`` spent."""
+        self.cost += cost
+        self.tokens += tokens
+
+    def absorb(self, started: int, cost: float, tokens: int, entries: Iterable[Entry]) -> None:
+        """Count what an item or a call run in another process spent (its entries are in
+        the journal already)."""
+        self.started += started
+        self.cost += cost
+        self.tokens += tokens
+        self.ledger.entries.extend(entries)
 
 
 class RunStopped(BackendFatal):
@@ -927,7 +959,7 @@ class Interpreter:
         attempt = failures = 1
         while True:
             asked = replace(plan.build(), attempt=attempt)
-            self.check_budget(node, asked, session=True)
+            await self.check_budget(node, asked, session=True)
             self.record_budget(asked, plan, layers, counted, node)
             try:
                 result = await self.backend.run_session(asked)
@@ -962,7 +994,7 @@ class Interpreter:
                 failures += 1
                 continue
             self.sessions += 1
-            self.account(result, asked, node, check=False)
+            await self.account(result, asked, node, check=False)
             self.emit(
                 ctx,
                 ev.Success,
@@ -973,7 +1005,7 @@ class Interpreter:
                 output_tokens=result.usage.output_tokens,
                 cost=result.cost,
             )
-            self.check_caps()  # the session is narrated and journaled: a resume replays it
+            await self.check_caps()  # the session is narrated and journaled: a resume replays it
             return result.text
 
     def retry_delay(self, backoff: str, attempt: int) -> float:
@@ -993,7 +1025,7 @@ class Interpreter:
             delay = delay / 2 + self.rng.random() * delay / 2
         return delay
 
-    def account(self, result: Any, request: Any, node: Any, *, check: bool = True) -> None:
+    async def account(self, result: Any, request: Any, node: Any, *, check: bool = True) -> None:
         """Count a call's usage and cost (the run's, its budget's and its ledger's), then
         (``check``) stop the run when it passed ``max_tokens`` or ``max_cost``: the call is
         journaled, so a resumed run with a higher cap takes it from the journal."""
@@ -1002,9 +1034,8 @@ class Interpreter:
         usage, cost = result.usage, result.cost
         self.usage = self.usage + usage
         self.cost += cost
-        self.budget.cost += cost
-        self.budget.tokens += total_tokens(usage)
         kind, key = exchange_key(request)
+        await self.budget.charge(f"{kind}:{key}", cost, total_tokens(usage))
         agent = getattr(request, "agent", None) or ""
         where = statement_of(node) if node is not None else None
         entry = Entry(
@@ -1019,7 +1050,7 @@ class Interpreter:
         )
         self.budget.ledger.add(entry, self.store.journal if self.store is not None else None)
         if check:
-            self.check_caps()
+            await self.check_caps()
 
     async def confirm_fan_out(self, size: int, node: Any) -> None:
         """Ask before a fan-out larger than ``fan_out_threshold`` (when a ``confirm``
@@ -1045,39 +1076,40 @@ class Interpreter:
         if not await self.confirm(question):
             raise RunStopped(f"fan-out of {size} branches declined")
 
-    def check_budget(self, node: Any, request: Any, *, session: bool = False) -> None:
+    async def check_budget(self, node: Any, request: Any, *, session: bool = False) -> None:
         """``max_sessions`` stops the run before a session would pass it; ``max_tokens`` and
         ``max_cost`` before a call whose estimate (vm/accounting.py) would pass them."""
-        budget, options = self.budget, self.options
-        n = options.max_sessions
-        if session and n is not None and budget.started >= n:
+        from openprose.vm.backends.replay import exchange_key
+
+        n = self.options.max_sessions
+        if session and not await self.budget.start_session(":".join(exchange_key(request)), n):
             raise RunStopped(f"session limit reached ({n} session{'' if n == 1 else 's'})")
         tokens, cost = estimate(request, self.backend)
-        self.check_caps(tokens, cost)
-        if session:
-            budget.started += 1
+        await self.check_caps(tokens, cost)
 
-    def check_caps(self, tokens: int | None = None, cost: float | None = None) -> None:
+    async def check_caps(self, tokens: int | None = None, cost: float | None = None) -> None:
         """Stop the run when what it spent passed ``max_tokens`` or ``max_cost`` (after a
         call), or when the next call's estimate, ``tokens`` and ``cost``, would pass them.
         A cost cap that is reached, not passed, stops the next call too (as it always has)."""
-        budget, options = self.budget, self.options
-        cap = options.max_tokens
-        if cap is not None and budget.tokens + (tokens or 0) > cap:
-            if tokens is None or budget.tokens > cap:
-                raise RunStopped(f"token limit reached ({budget.tokens} of {cap} tokens)")
+        options = self.options
+        cap, limit = options.max_tokens, options.max_cost
+        if cap is None and limit is None:
+            return
+        spent, used = await self.budget.spent()
+        if cap is not None and used + (tokens or 0) > cap:
+            if tokens is None or used > cap:
+                raise RunStopped(f"token limit reached ({used} of {cap} tokens)")
             raise RunStopped(
-                f"token limit reached ({budget.tokens} used, the next call needs about "
+                f"token limit reached ({used} used, the next call needs about "
                 f"{tokens}, of {cap} tokens)"
             )
-        limit = options.max_cost
         if limit is None:
             return
-        if budget.cost > limit or (cost is not None and budget.cost >= limit):
-            raise RunStopped(f"cost limit reached (${budget.cost:.2f} of ${limit:.2f})")
-        if cost is not None and budget.cost + cost > limit:
+        if spent > limit or (cost is not None and spent >= limit):
+            raise RunStopped(f"cost limit reached (${spent:.2f} of ${limit:.2f})")
+        if cost is not None and spent + cost > limit:
             raise RunStopped(
-                f"cost limit reached (${budget.cost:.2f} spent, the next call costs about "
+                f"cost limit reached (${spent:.2f} spent, the next call costs about "
                 f"${cost:.2f}, of ${limit:.2f})"
             )
 
@@ -1164,9 +1196,9 @@ class Interpreter:
         return await asyncio.shield(task)
 
     async def _summarise(self, asked: SummaryRequest, node: Any, ctx: Ctx) -> str:
-        self.check_budget(node, asked)
+        await self.check_budget(node, asked)
         summary = await self.backend.summarise(asked)
-        self.account(summary, asked, node)
+        await self.account(summary, asked, node)
         if asked.mode in (ladder.SUMMARY, ladder.ESSENTIALS):
             # Narrated when asked, not at each session that uses it again.
             what = "its key points" if asked.mode == ladder.SUMMARY else "its essentials"
@@ -1208,9 +1240,9 @@ class Interpreter:
             return await self.truth_of(node, ctx)
         text = node.condition if isinstance(node, t.Discretion) else source_of(node)
         request = ConditionRequest(text, ctx.key, purpose, evaluation)
-        self.check_budget(node, request)
+        await self.check_budget(node, request)
         result = await self.backend.judge(request)
-        self.account(result, request, node)
+        await self.account(result, request, node)
         return result.value
 
     async def if_(self, node: t.IfStatement, ctx: Ctx) -> Value:
@@ -1236,9 +1268,9 @@ class Interpreter:
         criteria = node.criteria
         text = criteria.condition if isinstance(criteria, t.Discretion) else source_of(criteria)
         request = ChoiceRequest(text, labels, ctx.key)
-        self.check_budget(node, request)
+        await self.check_budget(node, request)
         result = await self.backend.choose(request)
-        self.account(result, request, node)
+        await self.account(result, request, node)
         if not options:
             return None
         index = max(0, min(result.index, len(options) - 1))
@@ -1826,9 +1858,9 @@ class Interpreter:
         if word in ("no", "false") or not text:
             return False
         request = ConditionRequest(f"the answer means yes: {render(verdict)}", ctx.key, "filter")
-        self.check_budget(None, request)
+        await self.check_budget(None, request)
         result = await self.backend.judge(request)
-        self.account(result, request, None)
+        await self.account(result, request, None)
         return result.value
 
     # ------------------------------------------------------------------ errors

@@ -15,6 +15,7 @@ from openprose.vm.backends.replay import JournalBackend
 from openprose.vm.interpreter import (
     Ask,
     Branches,
+    Budget,
     Clock,
     Confirm,
     EventSink,
@@ -85,6 +86,7 @@ async def run_file(
     telemetry: Telemetry | None = None,
     run_id: str | None = None,
     branches: Branches | None = None,
+    budget: Budget | None = None,
 ) -> RunResult:
     """Check and run ``path``; its state goes under ``runs_root`` (None: no state) in the
     ``state`` backend (or in ``catalog``, when given).  ``project_root`` is where
@@ -106,7 +108,8 @@ async def run_file(
     by default the catalogue makes one.
 
     ``branches`` runs the items of the run's fan-outs elsewhere (an engine's
-    ``interpreter.Branches``); by default they are tasks of this process."""
+    ``interpreter.Branches``); by default they are tasks of this process.  ``budget``
+    counts what the run spends against its limits (by default in this process)."""
     text, module = checked if checked is not None else load_checked(path)
     if fetched is not None and project_root is None:
         # A fetched program has no directory: project memory lives where it is run from.
@@ -146,6 +149,7 @@ async def run_file(
         project_root=project_root,
         remote=remote,
         fetched=fetched is not None,
+        budget=budget,
     )
     interpreter.branches = branches
     try:

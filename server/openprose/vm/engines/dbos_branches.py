@@ -67,7 +67,7 @@ from openprose.vm.telemetry import attach_trace, trace_context
 if TYPE_CHECKING:
     from openprose.syntax import tree as t
     from openprose.vm.backends.base import Backend
-    from openprose.vm.interpreter import Called, Ctx, Interpreter, Stage
+    from openprose.vm.interpreter import Budget, Called, Ctx, Interpreter, Stage
     from openprose.vm.remote import RemoteLoader
     from openprose.vm.scope import Scope
     from openprose.vm.telemetry import Telemetry
@@ -139,6 +139,16 @@ def system_database() -> Any:
     from dbos._dbos import _get_dbos_instance
 
     return _get_dbos_instance()._sys_db
+
+
+def shared_budget(spec: RunSpec, run_workflow: str) -> Callable[[], Budget] | None:
+    """Budgets of the run's attempt ``run_workflow`` counted in the system database
+    (dbos_budget), when the run has a spending limit."""
+    from openprose.vm.engines.dbos_budget import SharedBudget, limited
+
+    if not limited(spec.run_options()):
+        return None
+    return partial(SharedBudget, engine=system_database().engine, budget=run_workflow)
 
 
 # The rate limit of each run's backend, as this process first read it for the run.
@@ -246,6 +256,7 @@ async def _worker(
             project_root=spec.project_dir,
             telemetry=telemetry,
             remote=_remote_loader(run_id, spec),
+            budget=shared_budget(spec, run_workflow),
         )
     finally:
         if detach is not None:

@@ -60,9 +60,12 @@ from openprose.vm.engines.dbos_branches import (
     outside_workflow,
     paced_backend,
     provider_queue,
+    shared_budget,
     system_database,
     unless_cancelled,
 )
+from openprose.vm.engines.dbos_budget import forget as forget_spending
+from openprose.vm.engines.dbos_budget import make_table as make_spending_table
 from openprose.vm.engines.dbos_pacing import make_table as make_pacing_table
 
 if TYPE_CHECKING:
@@ -354,7 +357,15 @@ async def execute(spec: RunSpec) -> RunResult:
     attachment = replace(attachment, backend=paced)
     catalog = spec.catalog()
     branches = DbosBranches(spec, run_id, workflow_id)
-    resources = {"branches": branches, "remote": spec.remote(), "fetched": spec.fetched}
+    resources: dict[str, Any] = {
+        "branches": branches,
+        "remote": spec.remote(),
+        "fetched": spec.fetched,
+    }
+    # A spending limit is counted with its items and calls, wherever they run.
+    budget = shared_budget(spec, workflow_id)
+    if budget is not None:
+        resources["budget"] = budget()
     try:
         catalog.info(run_id)
     except StateError:
@@ -363,7 +374,10 @@ async def execute(spec: RunSpec) -> RunResult:
     else:
         store = await _taken_over(catalog, run_id)
         run = LocalExecutor(resume=store, **resources).run(spec, None, attachment)
-    return await unless_cancelled(workflow_id, run)
+    result = await unless_cancelled(workflow_id, run)
+    if budget is not None:
+        await asyncio.to_thread(forget_spending, system_database().engine, workflow_id)
+    return result
 
 
 async def _taken_over(catalog: Any, run_id: str) -> Any:
@@ -454,6 +468,7 @@ def launch(url: str, executor_id: str, queues: Sequence[str]) -> None:
     STOPPING.clear()
     _heartbeat.append(_Heartbeat(system_database().engine, executor_id))
     make_pacing_table(system_database().engine)
+    make_spending_table(system_database().engine)
 
 
 _heartbeat: list[_Heartbeat] = []
