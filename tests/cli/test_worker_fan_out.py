@@ -489,3 +489,46 @@ def test_a_program_call_survives_the_death_of_its_worker(
     called = tmp_path / ".prose" / "runs" / run_id / "imports"
     assert sorted(p.name for p in called.iterdir()) == ["local--study-1"]  # not a second
     assert shown["dbos"]["calls"]["count"] == 1
+
+
+def test_a_session_limit_holds_across_the_workers_of_a_run_s_items(
+    prose: Any,
+    tmp_path: Path,
+    workers: Callable[..., subprocess.Popen[str]],  # noqa: F811
+) -> None:
+    # Six items at once in each worker: twelve need both, and both are up before the run
+    # is queued.
+    started = [workers("--concurrency", "1", "--branch-concurrency", "6") for _ in range(2)]
+    _wait_for(lambda: all("takes runs" in _log(tmp_path, n) for n in range(2)))
+    text = (
+        "let out = parallel for x in [" + ", ".join(f'"{n}"' for n in range(12)) + "]:\n"
+        '  session "Study item #{x}#"\n'
+    )
+    run_id = _detach(
+        prose, tmp_path, text, "--concurrency", "12", "--offline-delay", "1",
+        "--max-sessions", "9",
+    )  # fmt: skip
+    _wait_for((tmp_path / ".prose" / "runs" / run_id).is_dir)
+    _wait_for(lambda: _show(prose, run_id)["status"] == "failed", 120)
+    shown = _show(prose, run_id)
+    assert shown["error"] == "session limit reached (9 sessions)"
+    # Counted once for the run, not once an item or a worker: nine sessions were sent
+    # (each records its context budget as it goes; the tenth item's was refused, and the
+    # run, failing fast, stopped the nine in flight).
+    assert len(shown["context"]) == 9, shown["context"]
+    system = sqlite3.connect(tmp_path / ".prose" / "dbos.sqlite")
+    rows = system.execute(
+        "SELECT DISTINCT executor_id FROM workflow_status "
+        "WHERE name = 'openprose.branch' AND workflow_uuid LIKE ?",
+        (f"{run_id}/%",),
+    ).fetchall()
+    time.sleep(1.5)  # past the look for cancellations of the items still starting
+    sessions = system.execute(
+        "SELECT count(*) FROM openprose_spending WHERE budget = ? AND session", (run_id,)
+    ).fetchone()
+    system.close()
+    host = socket.gethostname()
+    assert {executor for (executor,) in rows} == {f"{host}:{w.pid}" for w in started}
+    # An item the failure cancelled as it started its session found the run's count too.
+    assert sessions == (9,)
+    assert len(_show(prose, run_id)["context"]) == 9

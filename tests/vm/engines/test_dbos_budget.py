@@ -76,8 +76,6 @@ def test_sessions_are_counted_once_each_against_the_limit_by_every_process(
 def test_costs_and_tokens_are_summed_over_every_process_and_set_once_a_call(
     system_engine: Any,
 ) -> None:
-    from openprose.vm.engines.dbos_budget import forget
-
     attempt = f"{new_run_id()}/attempt-1"
     run, item = _budget(system_engine, attempt), _budget(system_engine, attempt)
 
@@ -88,8 +86,8 @@ def test_costs_and_tokens_are_summed_over_every_process_and_set_once_a_call(
         first = await run.spent()
         await _budget(system_engine, attempt).charge("judge:2@0#if1", 0.5, 40)  # again
         again = await item.spent()
-        await asyncio.to_thread(forget, system_engine, attempt)
-        return [first, again, await run.spent()]
+        other = await _budget(system_engine, attempt + "x").spent()
+        return [first, again, other]
 
     assert asyncio.run(go()) == [(0.75, 140), (0.75, 140), (0.0, 0)]
     assert (run.cost, run.tokens, item.cost, item.tokens) == (0.25, 100, 0.5, 40)
@@ -119,14 +117,14 @@ def test_the_local_budget_counts_in_this_process() -> None:
     budget = Budget()
 
     async def go() -> list[Any]:
-        return [
+        started = [
             await budget.start_session("session:1#attempt1", 1),
             await budget.start_session("session:2#attempt1", 1),
-            await budget.charge("session:1#attempt1", 0.5, 10),
-            await budget.spent(),
         ]
+        await budget.charge("session:1#attempt1", 0.5, 10)
+        return [*started, await budget.spent()]
 
-    assert asyncio.run(go()) == [True, False, None, (0.5, 10)]
+    assert asyncio.run(go()) == [True, False, (0.5, 10)]
     assert not Budget.shared
 
 
@@ -170,3 +168,22 @@ def test_a_token_limit_counts_what_the_items_spent_in_other_workflows(tmp_path: 
     local = asyncio.run(LocalExecutor().run(_spec(here, text, options), None, Attachment()))
     assert result.status == local.status == "error"
     assert result.error == local.error and "token limit reached" in result.error
+
+
+def test_a_limited_run_s_program_calls_travel_and_count_against_its_limit(
+    tmp_path: Path,
+) -> None:
+    from openprose.vm.engines.local import LocalExecutor
+    from tests.vm.engines.test_dbos_branches import CALLER, HELPER
+
+    # Three sessions: the calls' two, and the run's own last one, which the limit refuses.
+    options = Options(jitter=False, max_sessions=2)
+    (tmp_path / "helper.prose").write_text(HELPER, encoding="utf-8")
+    url, run_id, result = _run(tmp_path, CALLER, options)
+    here = tmp_path / "local"
+    here.mkdir()
+    (here / "helper.prose").write_text(HELPER, encoding="utf-8")
+    local = asyncio.run(LocalExecutor().run(_spec(here, CALLER, options), None, Attachment()))
+    assert (result.status, result.error) == (local.status, local.error)
+    assert result.error == "session limit reached (2 sessions)"
+    assert _items(url, run_id) == {f"{run_id}/2:call": "SUCCESS", f"{run_id}/3:call": "SUCCESS"}

@@ -10,8 +10,10 @@ step once.  A session is started by inserting its row when fewer than the limit 
 SQLite serialises the starts through DBOS's engine, whose transactions begin IMMEDIATE at
 their first write (the insert comes first), PostgreSQL through a transaction-scoped
 advisory lock per attempt.  A cap on cost or tokens is checked against the sums of the
-rows.  The rows of an attempt are deleted when its run returns.  Imported only by the dbos
-engine.
+rows.  The rows stay after the run returns, as DBOS's records of its workflows do: an item
+cancelled by the run's failure may still be starting a session in its worker (it stops at
+the next look for cancellations, within a second), and must find the run's count.
+Imported only by the dbos engine.
 """
 
 from __future__ import annotations
@@ -58,12 +60,6 @@ def make_table(engine: Any) -> None:
 def limited(options: Options) -> bool:
     """Whether a run with these options has a spending limit to count."""
     return any(v is not None for v in (options.max_sessions, options.max_cost, options.max_tokens))
-
-
-def forget(engine: Any, budget: str) -> None:
-    """Delete the rows of the attempt ``budget`` (its run has returned)."""
-    with engine.begin() as connection:
-        connection.execute(_table().delete().where(_table().c.budget == budget))
 
 
 @dataclass

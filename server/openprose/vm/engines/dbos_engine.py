@@ -64,7 +64,6 @@ from openprose.vm.engines.dbos_branches import (
     system_database,
     unless_cancelled,
 )
-from openprose.vm.engines.dbos_budget import forget as forget_spending
 from openprose.vm.engines.dbos_budget import make_table as make_spending_table
 from openprose.vm.engines.dbos_pacing import make_table as make_pacing_table
 
@@ -374,10 +373,7 @@ async def execute(spec: RunSpec) -> RunResult:
     else:
         store = await _taken_over(catalog, run_id)
         run = LocalExecutor(resume=store, **resources).run(spec, None, attachment)
-    result = await unless_cancelled(workflow_id, run)
-    if budget is not None:
-        await asyncio.to_thread(forget_spending, system_database().engine, workflow_id)
-    return result
+    return await unless_cancelled(workflow_id, run)
 
 
 async def _taken_over(catalog: Any, run_id: str) -> Any:
