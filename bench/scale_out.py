@@ -23,6 +23,10 @@ in another worker.
    window (engines/dbos_pacing.py, one transaction in the system database), in a window too
    large to ever make it wait.
 
+5. Spending limits: the fan-out of 2. again on the largest number of workers, its run with
+   a session limit it never reaches (every session start and every call a row of the system
+   database: engines/dbos_budget.py), and what one start and one charge take alone.
+
 The DBOS system database is SQLite in a temporary directory (one machine).  Prints figures;
 asserts nothing.  The machine has two cores: past two busy workers, more add little.
 """
@@ -68,7 +72,12 @@ def fan_out_program(items: int) -> str:
 
 
 def spec_in(
-    directory: Path, steps: int, delay: float, concurrency: int, text: str | None = None
+    directory: Path,
+    steps: int,
+    delay: float,
+    concurrency: int,
+    text: str | None = None,
+    max_sessions: int | None = None,
 ) -> RunSpec:
     main = directory / "main.prose"
     text = text or program(steps)
@@ -78,7 +87,7 @@ def spec_in(
         text,
         runs_root=str(directory / ".prose" / "runs"),
         offline_delay=delay,
-        options=RunSpec.options_of(Options(concurrency=concurrency)),
+        options=RunSpec.options_of(Options(concurrency=concurrency, max_sessions=max_sessions)),
     )
 
 
@@ -188,13 +197,15 @@ def fan_out_local(directory: Path, items: int, delay: float, concurrency: int) -
 
 
 def fan_out_dbos(
-    directory: Path, items: int, delay: float, concurrency: int, count: int
+    directory: Path, items: int, delay: float, concurrency: int, count: int, limited: bool = False
 ) -> tuple[float, int]:
     """The wall time, and the size of the system database afterwards (what the items'
-    workflows stored: their tasks and their outcomes)."""
+    workflows stored: their tasks and their outcomes).  ``limited``: the run has a session
+    limit it never reaches, counted in the system database (engines/dbos_budget.py)."""
     from openprose.vm.engines.dbos_engine import DbosExecutor, sqlite_file, system_database_url
 
-    spec = spec_in(directory, 0, delay, concurrency, fan_out_program(items))
+    limit = items + 1 if limited else None
+    spec = spec_in(directory, 0, delay, concurrency, fan_out_program(items), limit)
     runs_root = Path(spec.runs_root)
     url = system_database_url(spec.state, runs_root, environ={})
     DbosExecutor(url).submit(spec, new_run_id())
@@ -267,6 +278,30 @@ def pacing(directory: Path, places: int) -> float:
     return statistics.median(times) * 1000
 
 
+def spending(directory: Path, sessions: int) -> tuple[float, float]:
+    """Milliseconds a limited run's session start and its call's charge take (engines/
+    dbos_budget.py, one transaction each in the system database), the medians of
+    ``sessions``."""
+    import sqlalchemy as sa
+
+    from openprose.vm.engines.dbos_budget import SharedBudget, make_table
+
+    engine = sa.create_engine(f"sqlite:///{directory / 'system.sqlite'}")
+    make_table(engine)
+    budget = SharedBudget(engine=engine, budget="bench/attempt-1")
+    starts, charges = [], []
+    for n in range(sessions):
+        key = f"session:1@{n}#attempt1"
+        start = time.perf_counter()
+        assert budget._start(key, sessions)
+        starts.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        budget._charge(key, 0.001, 100)
+        charges.append(time.perf_counter() - start)
+    engine.dispose()
+    return statistics.median(starts) * 1000, statistics.median(charges) * 1000
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=60, help="runs in each throughput case")
@@ -319,6 +354,22 @@ def main() -> None:
             wall, size = fan_out_dbos(here, args.items, args.delay, args.fan_out_concurrency, count)
             label = f"dbos, {count} worker{'s' if count > 1 else ''}"
             print(f"{label:<18} {wall:>7.2f} {args.items / wall:>8.1f} {size / 1e6:>13.1f}")
+        count = args.workers[-1]
+        here = Path(tmp) / "fan-out-limited"
+        here.mkdir()
+        wall, size = fan_out_dbos(
+            here, args.items, args.delay, args.fan_out_concurrency, count, limited=True
+        )
+        label = f"dbos, {count}, limited"
+        print(f"{label:<18} {wall:>7.2f} {args.items / wall:>8.1f} {size / 1e6:>13.1f}")
+        here = Path(tmp) / "spending"
+        here.mkdir()
+        sessions = 50 if args.quick else 1000
+        start_ms, charge_ms = spending(here, sessions)
+        print(
+            f"\nspending: a limited run's session start {start_ms:.2f} ms, its charge "
+            f"{charge_ms:.2f} ms (medians of {sessions}, SQLite)"
+        )
         here = Path(tmp) / "pacing"
         here.mkdir()
         places = 50 if args.quick else 1000
