@@ -532,3 +532,39 @@ def test_a_session_limit_holds_across_the_workers_of_a_run_s_items(
     # An item the failure cancelled as it started its session found the run's count too.
     assert sessions == (9,)
     assert len(_show(prose, run_id)["context"]) == 9
+
+
+def test_a_limited_run_s_items_run_again_after_a_kill_are_not_counted_twice(
+    prose: Any,
+    tmp_path: Path,
+    workers: Callable[..., subprocess.Popen[str]],  # noqa: F811
+) -> None:
+    recording = tmp_path / "exchanges.jsonl"
+    items = 60
+    text = (
+        "let out = parallel for x in [" + ", ".join(f'"{n}"' for n in range(items)) + "]:\n"
+        '  session "Study item #{x}#"\n'
+        'output report = session "Report on the study"\n'
+    )
+    # Exactly the run's sessions: one counted twice would stop it.
+    run_id = _detach(
+        prose, tmp_path, text, *RUN_ARGS, "--offline-delay", "0.2",
+        "--max-sessions", str(items + 1), "--record", str(recording),
+    )  # fmt: skip
+    first = workers(*WORKER_ARGS)
+    _wait_for(lambda: len(_exchanges(recording)) >= items // 3, 120)
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    workers(*WORKER_ARGS)
+    _wait_for(lambda: _show(prose, run_id)["status"] in ("completed", "failed"), 120)
+    shown = _show(prose, run_id)
+    assert shown["status"] == "completed", shown["error"]
+    assert "of run " + run_id in _log(tmp_path, 1)  # its items in flight were run again
+    asked = Counter(_exchanges(recording))
+    assert len(asked) == items + 1, asked
+    system = sqlite3.connect(tmp_path / ".prose" / "dbos.sqlite")
+    sessions = system.execute(
+        "SELECT count(*) FROM openprose_spending WHERE budget = ? AND session", (run_id,)
+    ).fetchone()
+    system.close()
+    assert sessions == (items + 1,)

@@ -93,6 +93,28 @@ def test_costs_and_tokens_are_summed_over_every_process_and_set_once_a_call(
     assert (run.cost, run.tokens, item.cost, item.tokens) == (0.25, 100, 0.5, 40)
 
 
+def test_a_run_counts_in_the_database_only_what_it_limits(system_engine: Any) -> None:
+    from openprose.vm.engines.dbos_budget import SharedBudget
+
+    attempt = f"{new_run_id()}/attempt-1"
+    sessions_only = SharedBudget(engine=system_engine, budget=attempt, spending=False)
+    spending_only = SharedBudget(engine=system_engine, budget=attempt, sessions=False)
+    full = _budget(system_engine, attempt)
+
+    async def go() -> list[Any]:
+        await sessions_only.charge("session:1#attempt1", 0.5, 10)  # not written
+        await spending_only.start_session("session:2#attempt1", None)  # not written
+        return [
+            await full.spent(),
+            await full.start_session("session:3#attempt1", 1),  # the only one written
+            await sessions_only.start_session("session:4#attempt1", 1),
+        ]
+
+    assert asyncio.run(go()) == [(0.0, 0), True, False]
+    # Each still counts what it spent itself.
+    assert (sessions_only.cost, spending_only.started) == (0.5, 1)
+
+
 def test_sessions_started_at_one_instant_by_many_threads_never_pass_the_limit(
     system_engine: Any,
 ) -> None:

@@ -146,9 +146,16 @@ def shared_budget(spec: RunSpec, run_workflow: str) -> Callable[[], Budget] | No
     (dbos_budget), when the run has a spending limit."""
     from openprose.vm.engines.dbos_budget import SharedBudget, limited
 
-    if not limited(spec.run_options()):
+    options = spec.run_options()
+    if not limited(options):
         return None
-    return partial(SharedBudget, engine=system_database().engine, budget=run_workflow)
+    return partial(
+        SharedBudget,
+        engine=system_database().engine,
+        budget=run_workflow,
+        sessions=options.max_sessions is not None,
+        spending=options.max_cost is not None or options.max_tokens is not None,
+    )
 
 
 # The rate limit of each run's backend, as this process first read it for the run.

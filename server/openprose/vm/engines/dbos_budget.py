@@ -71,19 +71,25 @@ class SharedBudget(Budget):
 
     engine: Any = None
     budget: str = ""
+    # What the run limits: a run with only a session limit writes no charges, one with
+    # only caps on cost or tokens no session starts (each is a transaction of the system
+    # database).
+    sessions: bool = True
+    spending: bool = True
     shared = True
 
     async def spent(self) -> tuple[float, int]:
         return await asyncio.to_thread(self._sums)
 
     async def start_session(self, key: str, limit: int | None) -> bool:
-        started = await asyncio.to_thread(self._start, key, limit)
+        started = not self.sessions or await asyncio.to_thread(self._start, key, limit)
         if started:
             await super().start_session(key, None)
         return started
 
     async def charge(self, key: str, cost: float, tokens: int) -> None:
-        await asyncio.to_thread(self._charge, key, cost, tokens)
+        if self.spending:
+            await asyncio.to_thread(self._charge, key, cost, tokens)
         await super().charge(key, cost, tokens)
 
     def _start(self, key: str, limit: int | None) -> bool:
