@@ -40,7 +40,7 @@ def _table() -> Any:
         SPEND_TABLE,
         sa.MetaData(),
         sa.Column("budget", sa.String(255), primary_key=True),
-        sa.Column("key", sa.String(1024), primary_key=True),
+        sa.Column("key", sa.Text, primary_key=True),  # a step key, as long as it nests
         sa.Column("session", sa.Boolean, nullable=False),
         sa.Column("cost", sa.Float, nullable=False),
         sa.Column("tokens", sa.BigInteger, nullable=False),
