@@ -229,6 +229,7 @@ def test_a_resumed_run_is_its_next_attempt_once_every_attempt_is_over() -> None:
     later = [*ended, _workflow(f"{run}/attempt-2", "CANCELLED")]
     assert engine.next_attempt(later, run) == f"{run}/attempt-3"
     assert engine.run_of(f"{run}/attempt-3") == run and engine.run_of(run) == run
+    assert engine.run_of(f"{run}/attempt-3/4@17") == engine.run_of(f"{run}/3:call") == run
     # Another run whose id begins with this one's is not an attempt of it.
     assert engine.next_attempt([_workflow(run + "x", "SUCCESS")], run) == run
     with pytest.raises(engine.EngineError, match="is queued on the dbos engine"):

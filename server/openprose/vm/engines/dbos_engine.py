@@ -106,34 +106,38 @@ def attempt_id(run_id: str, attempt: int) -> str:
     return run_id if attempt <= 1 else f"{run_id}{ATTEMPT}{attempt}"
 
 
+def _parts(workflow_id: str) -> tuple[str, int, str]:
+    """A workflow id's run, attempt and own part: ``R`` (1, ""), ``R/attempt-2`` (2,
+    ""), ``R/attempt-2/4@17`` (2, "4@17"), ``R/3:call`` (1, "3:call").  A run id has no
+    slash; an item's step key may have some."""
+    run_id, _, rest = workflow_id.partition("/")
+    mark = ATTEMPT.lstrip("/")
+    head, _, own = rest.partition("/")
+    number = head[len(mark) :]
+    if head.startswith(mark) and number.isdigit():
+        return run_id, int(number), own
+    return run_id, 1, rest
+
+
 def run_of(workflow_id: str) -> str:
-    """The run a run workflow (any attempt) is of."""
-    return workflow_id.partition(ATTEMPT)[0]
+    """The run a workflow (any attempt's, an item's, a call's) is of."""
+    return _parts(workflow_id)[0]
 
 
 def described(workflow_id: str) -> str:
     """A run's or an item's workflow as a worker names it: ``run R``, ``run R (attempt
-    2)``, ``item KEY of run R`` (an item's id is its run's attempt's id, then its step key,
-    which may hold slashes)."""
-    run_id, _, rest = workflow_id.partition("/")
-    mark = ATTEMPT.strip("/")
-    head, slash, item = rest.partition("/")
-    attempt = ""
-    if head.startswith(mark) and head[len(mark) :].isdigit():
-        attempt = f" (attempt {head[len(mark) :]})"
-        if not slash:
-            return f"run {run_id}{attempt}"
-        rest = item
-    if not rest:
-        return f"run {run_id}"
-    if rest.endswith(CALL_MARK):
-        return f"program call at step {rest.removesuffix(CALL_MARK)} of run {run_id}{attempt}"
-    return f"item {rest} of run {run_id}{attempt}"
+    2)``, ``item KEY of run R``, ``program call at step KEY of run R``."""
+    run_id, number, own = _parts(workflow_id)
+    run = f"run {run_id}" + (f" (attempt {number})" if number > 1 else "")
+    if not own:
+        return run
+    if own.endswith(CALL_MARK):
+        return f"program call at step {own.removesuffix(CALL_MARK)} of {run}"
+    return f"item {own} of {run}"
 
 
 def _attempt_of(workflow_id: str) -> int:
-    _, mark, number = workflow_id.partition(ATTEMPT)
-    return int(number) if mark and number.isdigit() else 1
+    return _parts(workflow_id)[1]
 
 
 def attempts(found: Sequence[Any], run_id: str) -> list[Any]:
