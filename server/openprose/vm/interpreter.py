@@ -1387,8 +1387,6 @@ class Interpreter:
         self.sessions += called.sessions
         if result.fatal:
             raise BackendFatal(result.error)
-        if result.status == "missing-input":
-            raise ProseError(f"{source}: missing input {result.error!r}", headline(node))
         if result.status != "success":
             raise ProseError(f"{source}: {result.error}", headline(node), "program")
         self.emit(ctx, ev.Import, source=source, alias=name, status="returned")
@@ -1399,9 +1397,9 @@ class Interpreter:
     ) -> Called:
         """The program ``source`` (imported as ``name``) run in this process with
         ``inputs``, its state made under the run's; its calls accounted in the shared
-        budget already.  A call fails as ``RunResult`` says (status ``missing-input``:
-        the input ``error`` names was not given); a remote one that cannot be fetched
-        raises, naming the statement ``where``."""
+        budget already.  A call fails as ``RunResult`` says; one that cannot start (a
+        remote program that cannot be fetched, an input not given) raises, naming the
+        statement ``where``."""
         remote = is_remote(source)
         store = None
         path: Path | None
@@ -1450,7 +1448,7 @@ class Interpreter:
         try:
             result = await callee.run(inputs)
         except MissingInput as missing:
-            result = RunResult(status="missing-input", error=missing.name)
+            raise ProseError(f"{source}: missing input {missing.name!r}", where) from None
         return Called(result, callee.usage, callee.cost, callee.sessions)
 
     def resolve_import(self, source: str) -> Path:

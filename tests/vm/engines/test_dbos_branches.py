@@ -551,3 +551,23 @@ def test_a_program_call_fails_as_here_when_its_program_cannot_run(tmp_path: Path
     assert result.status == "error"
     assert "helper.prose has errors" in result.error
     assert result.failed_statement.startswith("let r = helper")
+
+
+def test_a_program_call_missing_an_input_fails_as_here(tmp_path: Path) -> None:
+    from openprose.vm.engines.local import LocalExecutor
+
+    text = 'use "./helper" as helper\nlet r = helper()\n'
+    (tmp_path / "helper.prose").write_text(HELPER, encoding="utf-8")
+    url, run_id, result = _run(tmp_path, text)
+    here = tmp_path / "local"
+    here.mkdir()
+    (here / "helper.prose").write_text(HELPER, encoding="utf-8")
+    local = asyncio.run(LocalExecutor().run(_spec(here, text), None, Attachment()))
+    assert (result.status, result.error, result.failed_statement) == (
+        local.status,
+        local.error,
+        local.failed_statement,
+    )
+    assert result.error == "./helper: missing input 'topic'"
+    assert result.failed_statement == "helper()"  # the call expression, as on the local engine
+    assert _items(url, run_id) == {f"{run_id}/2:call": "SUCCESS"}  # it ran in a worker
