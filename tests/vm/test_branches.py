@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from openprose.syntax import parse
+from openprose.syntax import tree as t
 from openprose.vm.backends.offline import OfflineBackend
 from openprose.vm.branches import (
     BranchStore,
@@ -154,9 +155,12 @@ def test_which_program_calls_of_the_run_go_to_a_worker(tmp_path: Path) -> None:
     from openprose.vm.branches import why_call_local
 
     interpreter = _interpreter(FAN_OUT, tmp_path)
-    interpreter.load_program = lambda path: ("", None)
+    programs = {"study.prose": 'session "Study"\n', "fanning.prose": FAN_OUT}
+    interpreter.load_program = lambda path: ("", parse(programs[path.name]))
     assert why_call_local(interpreter, "./study") is None
     assert why_call_local(interpreter, "alice/research") is None
+    # A program that fans out is run by the run's process, which spreads its items.
+    assert "fans out" in (why_call_local(interpreter, "./fanning") or "")
     nested = _interpreter(FAN_OUT, tmp_path / "nested")
     nested.key_prefix = "3/study:"  # a called program's calls run where it runs
     assert "imported program" in (why_call_local(nested, "./study") or "")
@@ -181,7 +185,7 @@ def test_a_run_with_a_spending_limit_keeps_its_items_unless_every_process_counts
 
     interpreter.budget = Shared()
     assert why_local(interpreter, _host(interpreter)) is None
-    interpreter.load_program = lambda path: ("", None)
+    interpreter.load_program = lambda path: ("", parse(""))
     assert why_call_local(interpreter, "./study") is None
 
 
@@ -293,3 +297,24 @@ def test_a_block_travels_unless_it_races(tmp_path: Path, header: str, travels: b
     host = next(n for n in interpreter.module.statements() if n.type == "parallel")
     found = why_local(interpreter, host)
     assert (found is None) if travels else ("race" in (found or ""))
+
+
+def test_which_fan_outs_of_a_called_program_travel(tmp_path: Path) -> None:
+    def verdict(text: str, name: str) -> str | None:
+        interpreter = _interpreter(text, tmp_path / name)
+        interpreter.key_prefix = "3/study:"  # a called program's, in the run's process
+        host = next(n for n in t.iter_nodes(interpreter.module) if isinstance(n, t.ForEach))
+        return why_local(interpreter, host)
+
+    assert verdict(FAN_OUT, "plain") is None
+    calling = 'use "./helper" as helper\nlet out = parallel for x in ["a"]:\n  helper(topic: x)\n'
+    assert "calls a program" in (verdict(calling, "calling") or "")
+    keeping = (
+        "agent keeper:\n  persist: true\n"
+        'let out = parallel for x in ["a"]:\n  session: keeper\n    prompt: "Keep {x}"\n'
+    )
+    assert "memory" in (verdict(keeping, "keeping") or "")
+    # The run's own items with memory travel (they record it in the run's state).
+    own = _interpreter(keeping, tmp_path / "own")
+    host = next(n for n in t.iter_nodes(own.module) if isinstance(n, t.ForEach))
+    assert why_local(own, host) is None

@@ -15,6 +15,7 @@ Not every fan-out can travel: ``why_local`` says which stay here, and why.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 SHARED_JOURNALS = ("filesystem", "sqlite", "postgres")
 Host = t.ForEach | t.PipeStage | t.Parallel  # what fans out
 APPLIED = "@branch"  # the journal's mark of an item whose outcome the run has applied
+PROGRAM_MARK = "@program"  # the journal's copy of a called program whose items travel
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,20 @@ class Link:
     values: dict[str, Value]
     consts: frozenset[str]
     frame: Frame | None
+
+
+@dataclass(frozen=True)
+class CalledProgram:
+    """The called program a fan-out is in, for a worker to run its items in it: its text is
+    in the run's journal (``PROGRAM_MARK`` under ``key_prefix``, written once by the run:
+    not in every item's task), its steps are keyed under ``key_prefix``."""
+
+    key_prefix: str
+    program_name: str
+    program_path: str | None
+    depth: int
+    fetched: bool
+    project_root: str | None
 
 
 @dataclass(frozen=True)
@@ -67,6 +83,7 @@ class BranchTask:
     # The run's trace context where it fanned out (W3C trace context headers), so that a
     # traced item's calls are children of its run's span in whichever process.
     trace: dict[str, str] = field(default_factory=dict)
+    program: CalledProgram | None = None  # None: the fan-out is the run's own program's
 
     @property
     def branch_key(self) -> str:
@@ -164,12 +181,10 @@ class BranchOutcome:
 
 def _why_run_local(interpreter: Interpreter) -> str | None:
     """Why nothing this interpreter runs can go to another process (None: its fan-outs and
-    calls may): its state, where it is, or the run's limits."""
+    calls may): its state, or the run's limits."""
     store = interpreter.store
     if store is None or store.state not in SHARED_JOURNALS:
         return "the run has no journal another process can share"
-    if interpreter.import_depth or interpreter.key_prefix:
-        return "it is inside an imported program"
     options = interpreter.options
     limits = (options.max_sessions, options.max_cost, options.max_tokens)
     if any(v is not None for v in limits) and not interpreter.budget.shared:
@@ -183,6 +198,8 @@ def why_local(interpreter: Interpreter, host: Any) -> str | None:
         return why
     if isinstance(host, t.Parallel) and _races(host):
         return "a race (`first`, `any`) is decided by what one process sees finish first"
+    if interpreter.key_prefix and (why := _why_called_items_local(interpreter, host)):
+        return why
     # The program's tree lives as long as the run (an imported program's, judged above,
     # does not), and what follows depends on nothing else.
     verdicts = interpreter.travel_verdicts
@@ -200,6 +217,36 @@ def _why_items_local(interpreter: Interpreter, host: Any) -> str | None:
         if isinstance(node, t.InputDeclaration):
             return "an item asks for an input"
     return None
+
+
+def _why_called_items_local(interpreter: Interpreter, host: Any) -> str | None:
+    """Why the items of a fan-out of a called program stay in the process running it: a
+    worker runs them with the run's journal, not the called program's state, which its
+    calls' states and its agents' memory would need."""
+    for node in (n for root in _reached(interpreter, host) for n in t.iter_nodes(root)):
+        if isinstance(node, t.ProgramCall):
+            return "an item of a called program calls a program"
+    for node in t.iter_nodes(interpreter.module):
+        if isinstance(node, t.Property) and node.name_leaf.value == "persist":
+            return "a called program's items would keep agent memory in its state"
+    return None
+
+
+def fans_out(module: Any) -> bool:
+    """Whether a program has a fan-out whose items may be spread (not a race)."""
+    for node in t.iter_nodes(module):
+        if isinstance(node, t.ForEach) and node.is_parallel:
+            return True
+        if isinstance(node, t.PipeStage) and _operation(node) == "pmap":
+            return True
+        if isinstance(node, t.Parallel) and not _races(node):
+            return True
+    return False
+
+
+def _operation(stage: t.PipeStage) -> str:
+    operation = stage.operation
+    return operation.value if operation is not None else ""
 
 
 def _why_callee_local(interpreter: Interpreter, call: t.ProgramCall) -> str | None:
@@ -224,8 +271,30 @@ def why_call_local(interpreter: Interpreter, source: str) -> str | None:
     run where it runs, as an item's run in the item's worker)."""
     if why := _why_run_local(interpreter):
         return why
+    if interpreter.import_depth or interpreter.key_prefix:
+        return "it is inside an imported program"
     if not is_remote(source) and (interpreter.load_program is None or interpreter.fetched):
         return "only the run's process may load the program"
+    verdicts = interpreter.travel_verdicts
+    if source not in verdicts:
+        verdicts[source] = _why_fanning_call_local(interpreter, source)
+    return verdicts[source]
+
+
+def _why_fanning_call_local(interpreter: Interpreter, source: str) -> str | None:
+    """A call whose program fans out runs in the run's process, which spreads its items:
+    in a worker, the call would wait for them on the queue they share, and calls waiting
+    so could hold every slot.  Judged for local programs, which are read here anyway (a
+    remote one is not fetched to judge it: it travels, its fan-outs staying in its
+    worker); a program that cannot be loaded fails alike anywhere."""
+    if is_remote(source) or interpreter.load_program is None:
+        return None
+    try:
+        module = interpreter.load_program(interpreter.resolve_import(source))[1]
+    except ProseError:
+        return None
+    if fans_out(module):
+        return "its program fans out: the run's process spreads the items"
     return None
 
 
@@ -373,6 +442,7 @@ def task_for(
 ) -> BranchTask:
     error = ctx.error
     return BranchTask(
+        program=called_program(interpreter),
         host=host.start_pos,
         index=index,
         item=item,
@@ -385,6 +455,31 @@ def task_for(
         error=(error.message, error.statement, error.kind) if error is not None else None,
         block=block,
         trace=dict(trace or {}),
+    )
+
+
+def called_program(interpreter: Interpreter) -> CalledProgram | None:
+    """What a worker needs to run an item of this called program's fan-out (None: the
+    interpreter runs the run's own program); its text goes to the run's journal the first
+    time (the same text each time: one call's state, one program)."""
+    if not interpreter.key_prefix:
+        return None
+    journal = interpreter.store.journal if interpreter.store is not None else None
+    if (
+        journal is not None
+        and journal.committed(interpreter.key_prefix, PROGRAM_MARK, None) is None
+    ):
+        text = interpreter.module.get_code()
+        journal.record_commit(interpreter.key_prefix, PROGRAM_MARK, None, text, durable=True)
+    path = interpreter.program_path
+    root = interpreter.memories.project_root
+    return CalledProgram(
+        key_prefix=interpreter.key_prefix,
+        program_name=interpreter.program_name,
+        program_path=str(path) if path is not None else None,
+        depth=interpreter.import_depth,
+        fetched=interpreter.fetched,
+        project_root=str(root) if root is not None else None,
     )
 
 
@@ -557,18 +652,41 @@ class Worker:
         model: Backend = JournalBackend(self.backend, self.store.journal, live)
         if self.telemetry is not None:
             model = self.telemetry.backend(model)
-        return Interpreter(
-            self.module,
-            model,
-            program_path=self.program_path,
-            program_name=task.program_name,
-            store=self.store,  # type: ignore[arg-type]  # the part of a RunStore it uses
+        common: dict[str, Any] = dict(
+            store=self.store,  # the part of a RunStore it uses
             sinks=[outcome.events.append],
             options=Options(**task.options),
-            project_root=self.project_root,
             load_program=load_import,  # the local programs it calls
             remote=self.remote,
             budget=self.budget() if self.budget is not None else None,
+        )
+        called = task.program if isinstance(task, BranchTask) else None
+        if called is None:
+            return Interpreter(
+                self.module,
+                model,
+                program_path=self.program_path,
+                program_name=task.program_name,
+                project_root=self.project_root,
+                **common,
+            )
+        # An item of a fan-out of a program the run called: an interpreter of that program.
+        journal = self.store.journal
+        text = journal.committed(called.key_prefix, PROGRAM_MARK, None)
+        if text is None:  # (loaded under the item's key, it holds only the item's)
+            text = journal.stored_commit(called.key_prefix, PROGRAM_MARK)
+        if text is None:
+            raise RuntimeError(f"the run's journal has no program called at {called.key_prefix}")
+        return Interpreter(
+            parsed(text),
+            model,
+            program_path=Path(called.program_path) if called.program_path else None,
+            program_name=called.program_name,
+            depth=called.depth,
+            key_prefix=called.key_prefix,
+            project_root=Path(called.project_root) if called.project_root else None,
+            fetched=called.fetched,
+            **common,
         )
 
 
@@ -587,7 +705,7 @@ async def run_task(task: BranchTask, worker: Worker) -> BranchOutcome:
     error = ProseError(*task.error) if task.error is not None else None
     ctx = Ctx(scope, task.step, task.key, task.level, error=error)
     stage = Stage(scope)
-    host = find_host(worker.module, task.host)
+    host = find_host(interpreter.module, task.host)
     own = scope.child()
     try:
         if isinstance(host, t.Parallel):
@@ -649,6 +767,15 @@ def _staged(pending: Pending) -> StagedBinding:
         pending.previous,
         pending.outer,
     )
+
+
+@functools.lru_cache(maxsize=8)
+def parsed(text: str) -> Any:
+    """The tree of a program's text, shared by the items that run it in this process (the
+    interpreter never changes it)."""
+    from openprose.syntax import parse
+
+    return parse(text)
 
 
 def find_host(module: Any, start: tuple[int, int]) -> Host:

@@ -1445,6 +1445,8 @@ class Interpreter:
             remote=self.remote,
             fetched=remote or self.fetched,
         )
+        # Its fan-outs are spread as the run's are, when it runs in the run's process.
+        callee.branches = self.branches
         try:
             result = await callee.run(inputs)
         except MissingInput as missing:

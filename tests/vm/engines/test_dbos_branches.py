@@ -571,3 +571,64 @@ def test_a_program_call_missing_an_input_fails_as_here(tmp_path: Path) -> None:
     assert result.error == "./helper: missing input 'topic'"
     assert result.failed_statement == "helper()"  # the call expression, as on the local engine
     assert _items(url, run_id) == {f"{run_id}/2:call": "SUCCESS"}  # it ran in a worker
+
+
+FANNING = (
+    'input topic: "t"\n'
+    "block note(x):\n"
+    '  let line = session "Note {x} on {topic}"\n'
+    'let studied = parallel for x in ["a", "b", "c"]:\n'
+    '  session "Study {x} of {topic}"\n'
+    "parallel:\n"
+    '  one = session "One on {topic}"\n'
+    "  do note(topic)\n"
+    'output facts = session "Sum up {studied} and {one}"\n'
+)
+CALLS_FANNING = (
+    'use "./fanning" as fanning\n'
+    'let r = fanning(topic: "bees")\n'
+    'output both = session "Use {r.facts}"\n'
+)
+
+
+@pytest.mark.parametrize("state", ["filesystem", "sqlite", "postgres"])
+def test_a_called_program_s_fan_outs_are_spread_from_the_run_s_process(
+    tmp_path: Path, state: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from openprose.vm.engines.local import LocalExecutor
+
+    if state == "postgres":
+        monkeypatch.setenv("OPENPROSE_POSTGRES_URL", request.getfixturevalue("postgres_db_url"))
+    (tmp_path / "fanning.prose").write_text(FANNING, encoding="utf-8")
+    url, run_id, result = _run(tmp_path, CALLS_FANNING, state=state)
+    assert result.status == "success", result.error
+    # The call stays in the run's process (no RUN/2:call); its items and branches are
+    # workflows under the call's keys.
+    assert _items(url, run_id) == {
+        f"{run_id}/2/fanning:3@0": "SUCCESS",
+        f"{run_id}/2/fanning:3@1": "SUCCESS",
+        f"{run_id}/2/fanning:3@2": "SUCCESS",
+        f"{run_id}/2/fanning:4a": "SUCCESS",
+        f"{run_id}/2/fanning:4b": "SUCCESS",
+    }
+    here = tmp_path / "local"
+    here.mkdir()
+    (here / "fanning.prose").write_text(FANNING, encoding="utf-8")
+    local_spec = _spec(here, CALLS_FANNING, state=state)
+    local = asyncio.run(LocalExecutor().run(local_spec, None, Attachment()))
+    assert result.outputs == local.outputs
+    assert result.sessions == local.sessions == 7
+    assert _called_states(tmp_path, state, run_id) == ["local--fanning-1"]
+    if state == "filesystem":
+        runs = [tmp_path / ".prose" / "runs" / run_id, here / ".prose" / "runs" / local.run_id]
+        called = [run / "imports" / "local--fanning-1" for run in runs]
+        # The called program's narration and bindings, written by the run's process from
+        # what its items brought back, are the local engine's.
+        narrations = [(c / "state.md").read_text("utf-8").splitlines()[1:-1] for c in called]
+        assert narrations[0] == narrations[1] and len(narrations[0]) >= 8
+        assert _bindings(called[0]) == _bindings(called[1])
+        assert "line__1.md" in _bindings(called[0])  # the block call of branch b, numbered
+
+
+def _bindings(run_dir: Path) -> dict[str, str]:
+    return {p.name: p.read_text(encoding="utf-8") for p in sorted((run_dir / "bindings").iterdir())}

@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import functools
 import threading
 import weakref
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
@@ -53,6 +52,7 @@ from openprose.vm.branches import (
     block_task,
     call_task,
     mark_applied,
+    parsed,
     raise_failure,
     run_call,
     run_task,
@@ -203,13 +203,6 @@ def run_workflow_of(workflow_id: str, task: BranchTask | CallTask) -> str:
     return workflow_id.removesuffix(f"/{_own_id(task)}")
 
 
-@functools.lru_cache(maxsize=8)
-def _module(text: str) -> Any:
-    from openprose.syntax import parse
-
-    return parse(text)  # a run's items share one tree (the interpreter never changes it)
-
-
 async def execute_branch(spec: RunSpec, run_id: str, task: BranchTask) -> BranchOutcome:
     """The body of an item's workflow, in whichever worker dequeued it."""
     from dbos import DBOS
@@ -256,7 +249,7 @@ async def _worker(
     detach = attach_trace(trace) if telemetry is not None else None
     try:
         yield Worker(
-            _module(spec.text),
+            parsed(spec.text),
             backend,
             store,
             program_path=spec.program_path,

@@ -209,6 +209,21 @@ class Journal:
             for key, name, execution_id, hashed in cursor.fetchall():
                 self.commits[(key, name, execution_id)] = hashed
 
+    def stored_commit(self, key: str, name: str) -> str | None:
+        """A commit of the run's root scope read from the database, for one a journal
+        loaded ``under`` an item's key does not hold (the text of the called program the
+        item is in, vm/branches.py)."""
+        with self._transaction() as cursor:
+            cursor.execute(
+                self._sql(
+                    "SELECT value_hash FROM {p}journal_commits "
+                    "WHERE run_id = ? AND key = ? AND name = ? AND execution_id = ?"
+                ),
+                (self.run_id, key, name, ROOT_SCOPE),
+            )
+            row = cursor.fetchone()
+        return row[0] if row is not None else None
+
     # ------------------------------------------------------------------ steps
 
     def step(self, kind: str, key: str) -> StepRecord | None:
