@@ -568,3 +568,47 @@ def test_a_limited_run_s_items_run_again_after_a_kill_are_not_counted_twice(
     ).fetchone()
     system.close()
     assert sessions == (items + 1,)
+
+
+def test_a_called_program_s_items_spread_over_two_workers(
+    prose: Any,
+    tmp_path: Path,
+    workers: Callable[..., subprocess.Popen[str]],  # noqa: F811
+) -> None:
+    items = 40
+    study = (
+        'input topic: "t"\n'
+        "let out = parallel for x in [" + ", ".join(f'"{n}"' for n in range(items)) + "]:\n"
+        '  session "Study {topic} item #{x}#"\n'
+        'output report = session "Report on {topic}"\n'
+    )
+    main = 'use "./study" as study\nlet r = study(topic: "tides")\noutput done = r.report\n'
+    (tmp_path / "study.prose").write_text(study, encoding="utf-8")
+    started = [workers("--concurrency", "1", "--branch-concurrency", "8") for _ in range(2)]
+    _wait_for(lambda: all("takes runs" in _log(tmp_path, n) for n in range(2)))
+    run_id = _detach(prose, tmp_path, main, "--concurrency", "40", "--offline-delay", "0.3")
+    _wait_for((tmp_path / ".prose" / "runs" / run_id).is_dir)
+    _wait_for(lambda: _show(prose, run_id)["status"] == "completed", 120)
+    system = sqlite3.connect(tmp_path / ".prose" / "dbos.sqlite")
+    rows = system.execute(
+        "SELECT executor_id, count(*) FROM workflow_status "
+        "WHERE name = 'openprose.branch' AND workflow_uuid LIKE ? GROUP BY executor_id",
+        (f"{run_id}/2/study:2@%",),
+    ).fetchall()
+    system.close()
+    host = socket.gethostname()
+    # Each of the called program's items a workflow, executed by both workers.
+    assert {executor for executor, _n in rows} == {f"{host}:{w.pid}" for w in started}
+    assert sum(n for _executor, n in rows) == items
+    called = tmp_path / ".prose" / "runs" / run_id / "imports" / "local--study-1"
+    out = (called / "bindings" / "out.md").read_text(encoding="utf-8")
+    assert [int(n) for n in re.findall(r"#(\d+)#", out)] == list(range(items))
+
+    here = tmp_path / "local"
+    here.mkdir()
+    (here / "study.prose").write_text(study, encoding="utf-8")
+    (here / "main.prose").write_text(main, encoding="utf-8")
+    done = prose("run", "main.prose", "--json", cwd=here)
+    assert done.returncode == 0, done.stderr
+    local_run = here / ".prose" / "runs" / json.loads(done.stdout)["run_id"]
+    assert _bindings(called) == _bindings(local_run / "imports" / "local--study-1")
