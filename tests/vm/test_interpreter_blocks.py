@@ -115,6 +115,33 @@ def test_a_local_program_call_runs_it_with_keyword_inputs(run_prose: Any) -> Non
     assert '   [Binding] input topic = "bees"' in run.text
 
 
+FANNING = """\
+input topic: "What to study"
+let notes = parallel for x in ["a", "b", "c"]:
+  session "Study {x} of {topic}"
+output studied = notes
+"""
+
+
+def test_a_called_program_fans_out_as_the_run_would(run_prose: Any) -> None:
+    run = run_prose(
+        """\
+        use "./fanning" as fanning
+        let r = fanning(topic: "bees")
+        session "Use {r.studied}"
+        """,
+        files={"fanning.prose": FANNING},
+    )
+    assert run.result.status == "success"
+    # (On the dbos engine the items are workflows: the order they reach the model may vary.)
+    assert sorted(run.prompts[:3]) == [f"Study {x} of bees" for x in "abc"]
+    assert run.prompts[3].startswith("Use [") and "Study c of bees" in run.prompts[3]
+    nested = run.run_dir / "imports" / "local--fanning-1"
+    notes = (nested / "bindings" / "notes.md").read_text(encoding="utf-8")
+    assert notes.index("Study a") < notes.index("Study b") < notes.index("Study c")
+    assert '   [Binding] input topic = "bees"' in run.text
+
+
 def test_a_program_with_errors_does_not_run(tmp_path: Path) -> None:
     path = tmp_path / "bad.prose"
     path.write_text('session "A"\nlet x = session: nobody\n', encoding="utf-8")
