@@ -27,6 +27,9 @@ in another worker.
    a session limit it never reaches (every session start and every call a row of the system
    database: engines/dbos_budget.py), and what one start and one charge take alone.
 
+6. A called program's fan-out: the fan-out of 2. as the program a run calls, on the largest
+   number of workers (the run's process runs the call and spreads its items).
+
 The DBOS system database is SQLite in a temporary directory (one machine).  Prints figures;
 asserts nothing.  The machine has two cores: past two busy workers, more add little.
 """
@@ -196,16 +199,30 @@ def fan_out_local(directory: Path, items: int, delay: float, concurrency: int) -
     return time.perf_counter() - start
 
 
+CALLING = 'use "./study" as study\nlet r = study()\noutput report = r.report\n'
+
+
 def fan_out_dbos(
-    directory: Path, items: int, delay: float, concurrency: int, count: int, limited: bool = False
+    directory: Path,
+    items: int,
+    delay: float,
+    concurrency: int,
+    count: int,
+    limited: bool = False,
+    called: bool = False,
 ) -> tuple[float, int]:
     """The wall time, and the size of the system database afterwards (what the items'
     workflows stored: their tasks and their outcomes).  ``limited``: the run has a session
-    limit it never reaches, counted in the system database (engines/dbos_budget.py)."""
+    limit it never reaches, counted in the system database (engines/dbos_budget.py).
+    ``called``: the fan-out is a called program's, spread from the run's process."""
     from openprose.vm.engines.dbos_engine import DbosExecutor, sqlite_file, system_database_url
 
     limit = items + 1 if limited else None
-    spec = spec_in(directory, 0, delay, concurrency, fan_out_program(items), limit)
+    text = fan_out_program(items)
+    if called:
+        (directory / "study.prose").write_text(text, encoding="utf-8")
+        text = CALLING
+    spec = spec_in(directory, 0, delay, concurrency, text, limit)
     runs_root = Path(spec.runs_root)
     url = system_database_url(spec.state, runs_root, environ={})
     DbosExecutor(url).submit(spec, new_run_id())
@@ -361,6 +378,13 @@ def main() -> None:
             here, args.items, args.delay, args.fan_out_concurrency, count, limited=True
         )
         label = f"dbos, {count}, limited"
+        print(f"{label:<18} {wall:>7.2f} {args.items / wall:>8.1f} {size / 1e6:>13.1f}")
+        here = Path(tmp) / "fan-out-called"
+        here.mkdir()
+        wall, size = fan_out_dbos(
+            here, args.items, args.delay, args.fan_out_concurrency, count, called=True
+        )
+        label = f"dbos, {count}, called"
         print(f"{label:<18} {wall:>7.2f} {args.items / wall:>8.1f} {size / 1e6:>13.1f}")
         here = Path(tmp) / "spending"
         here.mkdir()
