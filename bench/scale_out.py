@@ -372,20 +372,14 @@ def main() -> None:
             label = f"dbos, {count} worker{'s' if count > 1 else ''}"
             print(f"{label:<18} {wall:>7.2f} {args.items / wall:>8.1f} {size / 1e6:>13.1f}")
         count = args.workers[-1]
-        here = Path(tmp) / "fan-out-limited"
-        here.mkdir()
-        wall, size = fan_out_dbos(
-            here, args.items, args.delay, args.fan_out_concurrency, count, limited=True
-        )
-        label = f"dbos, {count}, limited"
-        print(f"{label:<18} {wall:>7.2f} {args.items / wall:>8.1f} {size / 1e6:>13.1f}")
-        here = Path(tmp) / "fan-out-called"
-        here.mkdir()
-        wall, size = fan_out_dbos(
-            here, args.items, args.delay, args.fan_out_concurrency, count, called=True
-        )
-        label = f"dbos, {count}, called"
-        print(f"{label:<18} {wall:>7.2f} {args.items / wall:>8.1f} {size / 1e6:>13.1f}")
+        for variant in ("limited", "called"):  # sections 5 and 6
+            here = Path(tmp) / f"fan-out-{variant}"
+            here.mkdir()
+            wall, size = fan_out_dbos(
+                here, args.items, args.delay, args.fan_out_concurrency, count, **{variant: True}
+            )
+            label = f"dbos, {count}, {variant}"
+            print(f"{label:<18} {wall:>7.2f} {args.items / wall:>8.1f} {size / 1e6:>13.1f}")
         here = Path(tmp) / "spending"
         here.mkdir()
         sessions = 50 if args.quick else 1000

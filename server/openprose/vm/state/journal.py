@@ -214,15 +214,7 @@ class Journal:
         loaded ``under`` an item's key does not hold (the text of the called program the
         item is in, vm/branches.py)."""
         with self._transaction() as cursor:
-            cursor.execute(
-                self._sql(
-                    "SELECT value_hash FROM {p}journal_commits "
-                    "WHERE run_id = ? AND key = ? AND name = ? AND execution_id = ?"
-                ),
-                (self.run_id, key, name, ROOT_SCOPE),
-            )
-            row = cursor.fetchone()
-        return row[0] if row is not None else None
+            return self._root_commit(cursor, key, name)
 
     # ------------------------------------------------------------------ steps
 
@@ -322,7 +314,7 @@ class Journal:
             return int(known)
         now = time.time()
         with self._lock, (self._transaction if durable else self._relaxed)() as cursor:
-            row = self._numbered(cursor, key, name)
+            row = self._root_commit(cursor, key, name)
             if row is None:
                 # The counter's row is locked by the UPDATE (or the conflicting INSERT)
                 # until this transaction ends: a concurrent caller waits, then counts on.
@@ -349,7 +341,7 @@ class Journal:
                         ),
                         (self.run_id, COUNTER_KEY, name, ROOT_SCOPE, now, self.run_id, name),
                     )
-                counter = self._numbered(cursor, COUNTER_KEY, name)
+                counter = self._root_commit(cursor, COUNTER_KEY, name)
                 assert counter is not None
                 row = counter
                 cursor.execute(
@@ -362,7 +354,7 @@ class Journal:
         self.commits[(key, name, ROOT_SCOPE)] = row
         return int(row)
 
-    def _numbered(self, cursor: Any, key: str, name: str) -> str | None:
+    def _root_commit(self, cursor: Any, key: str, name: str) -> str | None:
         cursor.execute(
             self._sql(
                 "SELECT value_hash FROM {p}journal_commits "
