@@ -612,3 +612,41 @@ def test_a_called_program_s_items_spread_over_two_workers(
     assert done.returncode == 0, done.stderr
     local_run = here / ".prose" / "runs" / json.loads(done.stdout)["run_id"]
     assert _bindings(called) == _bindings(local_run / "imports" / "local--study-1")
+
+
+def test_a_called_program_s_items_survive_the_restart_of_their_only_worker(
+    prose: Any,
+    tmp_path: Path,
+    workers: Callable[..., subprocess.Popen[str]],  # noqa: F811
+) -> None:
+    items = 120
+    study = (
+        "let out = parallel for x in [" + ", ".join(f'"{n}"' for n in range(items)) + "]:\n"
+        '  session "Study item #{x}#"\n'
+        'output report = session "Report on the study"\n'
+    )
+    main = 'use "./study" as study\nlet r = study()\noutput done = r.report\n'
+    (tmp_path / "study.prose").write_text(study, encoding="utf-8")
+    recording = tmp_path / "exchanges.jsonl"
+    run_id = _detach(prose, tmp_path, main, *RUN_ARGS, "--record", str(recording))
+    first = workers(*WORKER_ARGS)
+    _wait_for(lambda: len(_exchanges(recording)) >= items // 3, 120)
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    workers(*WORKER_ARGS)
+    _wait_for(lambda: _show(prose, run_id)["status"] in ("completed", "failed"), 180)
+    shown = _show(prose, run_id)
+    assert shown["status"] == "completed", shown["error"]
+    assert f"run {run_id} lost its worker: back on the queue" in _log(tmp_path, 1)
+    asked = Counter(_exchanges(recording))
+    assert len(asked) == items + 1, len(asked)  # every item's session and the report
+    again = [key for key, times in asked.items() if times > 1]
+    assert all(asked[key] == 2 for key in again) and len(again) <= 16, again
+    called = tmp_path / ".prose" / "runs" / run_id / "imports" / "local--study-1"
+    out = (called / "bindings" / "out.md").read_text(encoding="utf-8")
+    assert [int(n) for n in re.findall(r"#(\d+)#", out)] == list(range(items))
+    # Its narration records each item once, though the process that wrote it died: the
+    # items it had applied are not narrated again by the process taking the run over.
+    narration = (called / "state.md").read_text(encoding="utf-8").splitlines()
+    assert narration.count("1→ ✓") == items, narration
+    assert narration.count("1→ ∥done") == 1 and narration[-2] == "2→ report ✓"
