@@ -85,6 +85,22 @@ def _check_no_completed_step_ran_again(keys: list[str], in_flight: int) -> None:
     assert len(again) <= in_flight, again
 
 
+def _items_running(tmp_path: Path, worker: subprocess.Popen[str]) -> int:
+    """How many fan-out items ``worker`` is executing now (SQLite system database): a kill
+    meant to leave items in flight waits for some (between two polls of its queue, a
+    worker whose items all finished executes none)."""
+    system = sqlite3.connect(tmp_path / ".prose" / "dbos.sqlite", timeout=10)
+    try:
+        (running,) = system.execute(
+            "SELECT count(*) FROM workflow_status WHERE name = 'openprose.branch' "
+            "AND status = 'PENDING' AND executor_id = ?",
+            (f"{socket.gethostname()}:{worker.pid}",),
+        ).fetchone()
+    finally:
+        system.close()
+    return int(running)
+
+
 def _local_out(prose: Any, tmp_path: Path) -> list[str]:
     here = tmp_path / "local"
     here.mkdir()
@@ -156,7 +172,10 @@ def test_a_thousand_items_on_sqlite_survive_the_restart_of_their_only_worker(
     recording = tmp_path / "exchanges.jsonl"
     run_id = _detach(prose, tmp_path, FAN_OUT, *RUN_ARGS, "--record", str(recording))
     first = workers(*WORKER_ARGS)
-    _wait_for(lambda: len(_exchanges(recording)) >= ITEMS // 3, 120)
+    _wait_for(
+        lambda: len(_exchanges(recording)) >= ITEMS // 3 and _items_running(tmp_path, first) > 0,
+        120,
+    )
     first.send_signal(signal.SIGKILL)
     first.wait()
     done_before = len(_exchanges(recording))
@@ -552,7 +571,10 @@ def test_a_limited_run_s_items_run_again_after_a_kill_are_not_counted_twice(
         "--max-sessions", str(items + 1), "--record", str(recording),
     )  # fmt: skip
     first = workers(*WORKER_ARGS)
-    _wait_for(lambda: len(_exchanges(recording)) >= items // 3, 120)
+    _wait_for(
+        lambda: len(_exchanges(recording)) >= items // 3 and _items_running(tmp_path, first) > 0,
+        120,
+    )
     first.send_signal(signal.SIGKILL)
     first.wait()
     workers(*WORKER_ARGS)
