@@ -31,6 +31,7 @@ LAZY_PACKAGES = {
     "dbos_branches.py": ("dbos",),
     "dbos_pacing.py": ("sqlalchemy",),  # DBOS's own, for the window of request places
     "dbos_budget.py": ("sqlalchemy",),  # DBOS's own, for the spending rows
+    "dbos_tables.py": ("sqlalchemy",),  # DBOS's own, for the engine's tables
 }
 
 

@@ -185,9 +185,7 @@ def _why_run_local(interpreter: Interpreter) -> str | None:
     store = interpreter.store
     if store is None or store.state not in SHARED_JOURNALS:
         return "the run has no journal another process can share"
-    options = interpreter.options
-    limits = (options.max_sessions, options.max_cost, options.max_tokens)
-    if any(v is not None for v in limits) and not interpreter.budget.shared:
+    if interpreter.options.limited and not interpreter.budget.shared:
         return "the run has a spending limit, which is counted in one process"
     return None
 
@@ -198,10 +196,8 @@ def why_local(interpreter: Interpreter, host: Any) -> str | None:
         return why
     if isinstance(host, t.Parallel) and _races(host):
         return "a race (`first`, `any`) is decided by what one process sees finish first"
-    if interpreter.key_prefix and (why := _why_called_items_local(interpreter, host)):
-        return why
-    # The program's tree lives as long as the run (an imported program's, judged above,
-    # does not), and what follows depends on nothing else.
+    # A program's tree lives as long as its interpreter, and what follows depends on
+    # nothing else.
     verdicts = interpreter.travel_verdicts
     if host not in verdicts:
         verdicts[host] = _why_items_local(interpreter, host)
@@ -210,25 +206,23 @@ def why_local(interpreter: Interpreter, host: Any) -> str | None:
 
 def _why_items_local(interpreter: Interpreter, host: Any) -> str | None:
     """Why what an item runs keeps it here: its body and the bodies of the blocks it
-    calls, and the programs they call."""
-    for node in (n for root in _reached(interpreter, host) for n in t.iter_nodes(root)):
-        if isinstance(node, t.ProgramCall) and (why := _why_callee_local(interpreter, node)):
-            return why
-        if isinstance(node, t.InputDeclaration):
-            return "an item asks for an input"
-    return None
-
-
-def _why_called_items_local(interpreter: Interpreter, host: Any) -> str | None:
-    """Why the items of a fan-out of a called program stay in the process running it: a
-    worker runs them with the run's journal, not the called program's state, which its
-    calls' states and its agents' memory would need."""
+    calls, and the programs they call.  An item of a called program runs in a worker with
+    the run's journal, not the called program's state, which the states of the programs
+    it calls and its agents' memory would need."""
+    called = bool(interpreter.key_prefix)
     for node in (n for root in _reached(interpreter, host) for n in t.iter_nodes(root)):
         if isinstance(node, t.ProgramCall):
-            return "an item of a called program calls a program"
-    for node in t.iter_nodes(interpreter.module):
-        if isinstance(node, t.Property) and node.name_leaf.value == "persist":
-            return "a called program's items would keep agent memory in its state"
+            if called:
+                return "an item of a called program calls a program"
+            if why := _why_callee_local(interpreter, node):
+                return why
+        if isinstance(node, t.InputDeclaration):
+            return "an item asks for an input"
+    if called and any(
+        isinstance(node, t.Property) and node.name_leaf.value == "persist"
+        for node in t.iter_nodes(interpreter.module)
+    ):
+        return "a called program's items would keep agent memory in its state"
     return None
 
 
@@ -237,16 +231,12 @@ def fans_out(module: Any) -> bool:
     for node in t.iter_nodes(module):
         if isinstance(node, t.ForEach) and node.is_parallel:
             return True
-        if isinstance(node, t.PipeStage) and _operation(node) == "pmap":
+        operation = node.operation if isinstance(node, t.PipeStage) else None
+        if operation is not None and operation.value == "pmap":
             return True
         if isinstance(node, t.Parallel) and not _races(node):
             return True
     return False
-
-
-def _operation(stage: t.PipeStage) -> str:
-    operation = stage.operation
-    return operation.value if operation is not None else ""
 
 
 def _why_callee_local(interpreter: Interpreter, call: t.ProgramCall) -> str | None:
@@ -411,8 +401,9 @@ def tasks_for(
 ) -> list[BranchTask]:
     """One task per item of the fan-out at ``host``."""
     chain = chain_for(ctx, names_read(interpreter, host))
+    program = called_program(interpreter)
     return [
-        task_for(interpreter, host, ctx, i, item, chain, trace=trace)
+        task_for(interpreter, host, ctx, i, item, chain, program, trace=trace)
         for i, item in enumerate(items)
     ]
 
@@ -426,7 +417,8 @@ def block_task(
 ) -> BranchTask:
     """The task of branch ``index`` of the block at ``host``."""
     chain = chain_for(ctx, names_read(interpreter, host))
-    return task_for(interpreter, host, ctx, index, None, chain, block=True, trace=trace)
+    program = called_program(interpreter)
+    return task_for(interpreter, host, ctx, index, None, chain, program, block=True, trace=trace)
 
 
 def task_for(
@@ -436,13 +428,14 @@ def task_for(
     index: int,
     item: Value,
     chain: tuple[Link, ...],
+    program: CalledProgram | None,
     *,
     block: bool = False,
     trace: dict[str, str] | None = None,
 ) -> BranchTask:
     error = ctx.error
     return BranchTask(
-        program=called_program(interpreter),
+        program=program,
         host=host.start_pos,
         index=index,
         item=item,

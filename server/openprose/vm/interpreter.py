@@ -102,6 +102,11 @@ class Options:
     # US dollars: a fan-out estimated above it is confirmed, or refused with no `confirm`
     fan_out_cost: float | None = None
 
+    @property
+    def limited(self) -> bool:
+        """Whether the run has a spending limit to count."""
+        return any(v is not None for v in (self.max_sessions, self.max_cost, self.max_tokens))
+
 
 @dataclass
 class Budget:

@@ -144,10 +144,10 @@ def system_database() -> Any:
 def shared_budget(spec: RunSpec, run_workflow: str) -> Callable[[], Budget] | None:
     """Budgets of the run's attempt ``run_workflow`` counted in the system database
     (dbos_budget), when the run has a spending limit."""
-    from openprose.vm.engines.dbos_budget import SharedBudget, limited
+    from openprose.vm.engines.dbos_budget import SharedBudget
 
     options = spec.run_options()
-    if not limited(options):
+    if not options.limited:
         return None
     return partial(
         SharedBudget,

@@ -20,14 +20,11 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import zlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from openprose.vm.engines.dbos_tables import make, serialise
 from openprose.vm.interpreter import Budget
-
-if TYPE_CHECKING:
-    from openprose.vm.interpreter import Options
 
 SPEND_TABLE = "openprose_spending"
 
@@ -48,18 +45,8 @@ def _table() -> Any:
 
 
 def make_table(engine: Any) -> None:
-    """The table, made by a process's launch (workers started together race to make it:
-    the one that lost finds it made)."""
-    table = _table()
-    try:
-        table.metadata.create_all(engine, checkfirst=True)
-    except Exception:
-        table.metadata.create_all(engine, checkfirst=True)
-
-
-def limited(options: Options) -> bool:
-    """Whether a run with these options has a spending limit to count."""
-    return any(v is not None for v in (options.max_sessions, options.max_cost, options.max_tokens))
+    """The table, made by a process's launch."""
+    make(engine, _table())
 
 
 @dataclass
@@ -97,9 +84,7 @@ class SharedBudget(Budget):
 
         table = _table()
         with self.engine.begin() as connection:
-            if self.engine.dialect.name == "postgresql":
-                lock = zlib.crc32(f"{SPEND_TABLE}:{self.budget}".encode())
-                connection.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": lock})
+            serialise(self.engine, connection, f"{SPEND_TABLE}:{self.budget}")
             # The insert first: the count below is then taken under the lock that
             # serialises every start on SQLite too.
             row = dict(budget=self.budget, key=key, session=True, cost=0.0, tokens=0)

@@ -66,6 +66,7 @@ from openprose.vm.engines.dbos_branches import (
 )
 from openprose.vm.engines.dbos_budget import make_table as make_spending_table
 from openprose.vm.engines.dbos_pacing import make_table as make_pacing_table
+from openprose.vm.engines.dbos_tables import make as make_table
 
 if TYPE_CHECKING:
     from openprose.config import RateLimit
@@ -277,12 +278,7 @@ class _Heartbeat:
         self.engine = engine
         self.executor_id = executor_id
         self.table = _beats_table()
-        try:
-            self.table.metadata.create_all(engine, checkfirst=True)
-        except Exception:
-            # Workers started together race to make it (PostgreSQL refuses the second
-            # CREATE TABLE even with IF NOT EXISTS); the one that lost finds it made.
-            self.table.metadata.create_all(engine, checkfirst=True)
+        make_table(engine, self.table)
         self.stopped = threading.Event()
         self.beat()
         self.thread = threading.Thread(target=self._run, name="openprose-heartbeat", daemon=True)

@@ -19,8 +19,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-import zlib
 from typing import TYPE_CHECKING, Any
+
+from openprose.vm.engines.dbos_tables import make, serialise
 
 if TYPE_CHECKING:
     from openprose.config import RateLimit
@@ -54,13 +55,8 @@ def _table() -> Any:
 
 
 def make_table(engine: Any) -> None:
-    """The window's table, made by a process's launch (workers started together race to
-    make it: the one that lost finds it made)."""
-    table = _table()
-    try:
-        table.metadata.create_all(engine, checkfirst=True)
-    except Exception:
-        table.metadata.create_all(engine, checkfirst=True)
+    """The window's table, made by a process's launch."""
+    make(engine, _table())
 
 
 class Pacer:
@@ -78,9 +74,7 @@ class Pacer:
 
         table = _table()
         with self.engine.begin() as connection:
-            if self.engine.dialect.name == "postgresql":
-                lock = zlib.crc32(f"{PACE_TABLE}:{self.backend}".encode())
-                connection.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": lock})
+            serialise(self.engine, connection, f"{PACE_TABLE}:{self.backend}")
             now = time.time()
             window = table.c.backend == self.backend
             # A write first: pysqlite begins DBOS's IMMEDIATE transaction only at a write, so
