@@ -30,14 +30,19 @@ in another worker.
 6. A called program's fan-out: the fan-out of 2. as the program a run calls, on the largest
    number of workers (the run's process runs the call and spreads its items).
 
-The DBOS system database is SQLite in a temporary directory (one machine).  Prints figures;
-asserts nothing.  The machine has two cores: past two busy workers, more add little.
+The DBOS system database is SQLite in a temporary directory (one machine), and the runs'
+state the filesystem; with ``--postgres-cluster`` (a throwaway cluster with PostgreSQL's
+default durability, started as the tests start theirs) or ``--postgres-url``, both are
+PostgreSQL, as on many machines, each case in a database of its own.  Prints figures;
+asserts nothing.  The machine has two cores: past two busy workers, more add little (and on
+PostgreSQL the server shares them).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import signal
 import statistics
@@ -45,6 +50,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -57,6 +64,94 @@ from openprose.vm.engines.base import Attachment, RunSpec  # noqa: E402
 from openprose.vm.engines.local import LocalExecutor  # noqa: E402
 from openprose.vm.interpreter import Options  # noqa: E402
 from openprose.vm.rundir import new_run_id  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Database:
+    """Where a case keeps its runs and DBOS its workflows: SQLite and the filesystem in the
+    case's directory, or a fresh PostgreSQL database (``admin_url``: the cluster's)."""
+
+    admin_url: str | None = None
+
+    @property
+    def state(self) -> str:
+        return "postgres" if self.admin_url else "filesystem"
+
+    @property
+    def label(self) -> str:
+        return "PostgreSQL" if self.admin_url else "SQLite"
+
+    def fresh(self, name: str) -> str | None:
+        """A new, empty database for one case (None on SQLite)."""
+        if not self.admin_url:
+            return None
+        import psycopg
+
+        with psycopg.connect(self.admin_url, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+            admin.execute(f'CREATE DATABASE "{name}"')
+        return self.admin_url.rsplit("/", 1)[0] + "/" + name
+
+
+@dataclass(frozen=True)
+class Case:
+    """One measured case: its directory and, on PostgreSQL, its database."""
+
+    directory: Path
+    postgres_url: str | None
+
+    @property
+    def state(self) -> str:
+        return "postgres" if self.postgres_url else "filesystem"
+
+    def environment(self) -> dict[str, str]:
+        environment = dict(os.environ)
+        environment.pop("OPENPROSE_DBOS_URL", None)
+        environment.pop("OPENPROSE_POSTGRES_URL", None)
+        if self.postgres_url:
+            environment["OPENPROSE_POSTGRES_URL"] = self.postgres_url
+        environment["PYTHONPATH"] = os.pathsep.join(
+            [str(REPO_ROOT / "server"), environment.get("PYTHONPATH", "")]
+        )
+        return environment
+
+    def system_url(self, spec: RunSpec) -> str:
+        from openprose.vm.engines.dbos_engine import system_database_url
+
+        return system_database_url(spec.state, Path(spec.runs_root), environ=self.environment())
+
+    def completed(self, spec: RunSpec) -> int:
+        """The case's runs that have ended, as their state says."""
+        from openprose.vm.state import open_catalog
+
+        catalog = open_catalog(self.state, Path(spec.runs_root), environ=self.environment())
+        return sum(1 for run in catalog.runs() if run.status != "running")
+
+    def size(self, url: str) -> int:
+        """Bytes the DBOS system database holds (its ``dbos`` schema on PostgreSQL)."""
+        from openprose.vm.engines.dbos_engine import sqlite_file
+
+        file = sqlite_file(url)
+        if file is not None:
+            return file.stat().st_size
+        import psycopg
+
+        with psycopg.connect(url) as connection:
+            row = connection.execute(
+                "select coalesce(sum(pg_total_relation_size(c.oid)), 0) from pg_class c "
+                "join pg_namespace n on n.oid = c.relnamespace "
+                "where n.nspname = 'dbos' and c.relkind in ('r', 'm')"
+            ).fetchone()
+        return int(row[0]) if row else 0
+
+    def engine(self) -> object:
+        """A SQLAlchemy engine on the case's system database, for the micro-figures."""
+        import sqlalchemy as sa
+
+        if self.postgres_url:
+            url = self.postgres_url.replace("postgresql://", "postgresql+psycopg://", 1)
+            return sa.create_engine(url)
+        return sa.create_engine(f"sqlite:///{self.directory / 'system.sqlite'}")
 
 
 def program(steps: int) -> str:
@@ -75,27 +170,28 @@ def fan_out_program(items: int) -> str:
 
 
 def spec_in(
-    directory: Path,
+    case: Case,
     steps: int,
     delay: float,
     concurrency: int,
     text: str | None = None,
     max_sessions: int | None = None,
 ) -> RunSpec:
-    main = directory / "main.prose"
+    main = case.directory / "main.prose"
     text = text or program(steps)
     main.write_text(text, encoding="utf-8")
     return RunSpec(
         str(main),
         text,
-        runs_root=str(directory / ".prose" / "runs"),
+        state=case.state,
+        runs_root=str(case.directory / ".prose" / "runs"),
         offline_delay=delay,
         options=RunSpec.options_of(Options(concurrency=concurrency, max_sessions=max_sessions)),
     )
 
 
-def local_engine(directory: Path, runs: int, steps: int, delay: float, concurrency: int) -> float:
-    spec = spec_in(directory, steps, delay, concurrency)
+def local_engine(case: Case, runs: int, steps: int, delay: float, concurrency: int) -> float:
+    spec = spec_in(case, steps, delay, concurrency)
     limit = asyncio.Semaphore(concurrency)
 
     async def one() -> None:
@@ -107,22 +203,25 @@ def local_engine(directory: Path, runs: int, steps: int, delay: float, concurren
         await asyncio.gather(*(one() for _ in range(runs)))
 
     start = time.perf_counter()
-    asyncio.run(everything())
+    with environment_of(case):
+        asyncio.run(everything())
     return time.perf_counter() - start
 
 
-def _environment() -> dict[str, str]:
-    environment = dict(os.environ)
-    environment.pop("OPENPROSE_DBOS_URL", None)
-    environment["PYTHONPATH"] = os.pathsep.join(
-        [str(REPO_ROOT / "server"), environment.get("PYTHONPATH", "")]
-    )
-    return environment
+@contextlib.contextmanager
+def environment_of(case: Case) -> Iterator[None]:
+    """This process's environment as a worker's (the PostgreSQL URL of the case)."""
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(case.environment())
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
-def start_worker(
-    directory: Path, concurrency: int, log: Path, *extra: str
-) -> subprocess.Popen[bytes]:
+def start_worker(case: Case, concurrency: int, log: Path, *extra: str) -> subprocess.Popen[bytes]:
     with open(log, "wb") as out:
         return subprocess.Popen(
             [
@@ -130,14 +229,16 @@ def start_worker(
                 "-m",
                 "openprose",
                 "worker",
+                "--state",
+                case.state,
                 "--concurrency",
                 str(concurrency),
                 *extra,
             ],
-            cwd=directory,
+            cwd=case.directory,
             stdout=out,
             stderr=subprocess.STDOUT,
-            env=_environment(),
+            env=case.environment(),
         )
 
 
@@ -153,48 +254,45 @@ def stop(workers: list[subprocess.Popen[bytes]]) -> None:
             worker.wait()
 
 
-def completed(runs_root: Path) -> int:
-    done = 0
-    if runs_root.is_dir():
-        for run in runs_root.iterdir():
-            state = run / "state.md"
-            if state.is_file() and "---end" in state.read_text(encoding="utf-8"):
-                done += 1
-    return done
-
-
-def until_completed(runs_root: Path, runs: int, start: float, what: str) -> float:
-    """Seconds from ``start`` until ``runs`` runs under ``runs_root`` have ended."""
+def until_completed(case: Case, spec: RunSpec, runs: int, start: float, what: str) -> float:
+    """Seconds from ``start`` until ``runs`` runs of the case have ended."""
     deadline = start + 600
-    while completed(runs_root) < runs:
+    while (done := case.completed(spec)) < runs:
         if time.perf_counter() > deadline:
-            raise SystemExit(f"{what}: {completed(runs_root)}/{runs} runs in 600 s")
+            raise SystemExit(f"{what}: {done}/{runs} runs in 600 s")
         time.sleep(0.05)
     return time.perf_counter() - start
 
 
-def dbos_engine(
-    directory: Path, runs: int, steps: int, delay: float, concurrency: int, count: int
-) -> float:
-    from openprose.vm.engines.dbos_engine import DbosExecutor, system_database_url
+def submit(case: Case, spec: RunSpec, runs: int = 1) -> str:
+    """Queue ``runs`` runs of ``spec``; the system database's URL."""
+    from openprose.vm.engines.dbos_engine import DbosExecutor
 
-    spec = spec_in(directory, steps, delay, concurrency)
-    runs_root = Path(spec.runs_root)
-    executor = DbosExecutor(system_database_url(spec.state, runs_root, environ={}))
+    url = case.system_url(spec)
+    executor = DbosExecutor(url)
     for _ in range(runs):
         executor.submit(spec, new_run_id())
+    return url
+
+
+def dbos_engine(
+    case: Case, runs: int, steps: int, delay: float, concurrency: int, count: int
+) -> float:
+    spec = spec_in(case, steps, delay, concurrency)
+    submit(case, spec, runs)
     start = time.perf_counter()
-    workers = [start_worker(directory, concurrency, directory / f"w{i}.log") for i in range(count)]
+    workers = [start_worker(case, concurrency, case.directory / f"w{i}.log") for i in range(count)]
     try:
-        return until_completed(runs_root, runs, start, f"{count} workers")
+        return until_completed(case, spec, runs, start, f"{count} workers")
     finally:
         stop(workers)
 
 
-def fan_out_local(directory: Path, items: int, delay: float, concurrency: int) -> float:
-    spec = spec_in(directory, 0, delay, concurrency, fan_out_program(items))
+def fan_out_local(case: Case, items: int, delay: float, concurrency: int) -> float:
+    spec = spec_in(case, 0, delay, concurrency, fan_out_program(items))
     start = time.perf_counter()
-    result = asyncio.run(LocalExecutor().run(spec, None, Attachment()))
+    with environment_of(case):
+        result = asyncio.run(LocalExecutor().run(spec, None, Attachment()))
     assert result.status == "success", result.error
     return time.perf_counter() - start
 
@@ -203,7 +301,7 @@ CALLING = 'use "./study" as study\nlet r = study()\noutput report = r.report\n'
 
 
 def fan_out_dbos(
-    directory: Path,
+    case: Case,
     items: int,
     delay: float,
     concurrency: int,
@@ -215,52 +313,44 @@ def fan_out_dbos(
     workflows stored: their tasks and their outcomes).  ``limited``: the run has a session
     limit it never reaches, counted in the system database (engines/dbos_budget.py).
     ``called``: the fan-out is a called program's, spread from the run's process."""
-    from openprose.vm.engines.dbos_engine import DbosExecutor, sqlite_file, system_database_url
-
     limit = items + 1 if limited else None
     text = fan_out_program(items)
     if called:
-        (directory / "study.prose").write_text(text, encoding="utf-8")
+        (case.directory / "study.prose").write_text(text, encoding="utf-8")
         text = CALLING
-    spec = spec_in(directory, 0, delay, concurrency, text, limit)
-    runs_root = Path(spec.runs_root)
-    url = system_database_url(spec.state, runs_root, environ={})
-    DbosExecutor(url).submit(spec, new_run_id())
+    spec = spec_in(case, 0, delay, concurrency, text, limit)
+    url = submit(case, spec)
     start = time.perf_counter()
     workers = [
-        start_worker(directory, 1, directory / f"w{i}.log", "--branch-concurrency", "16")
+        start_worker(case, 1, case.directory / f"w{i}.log", "--branch-concurrency", "16")
         for i in range(count)
     ]
     try:
-        wall = until_completed(runs_root, 1, start, f"{count} workers, the fan-out")
+        wall = until_completed(case, spec, 1, start, f"{count} workers, the fan-out")
     finally:
         stop(workers)
-    database = sqlite_file(url)
-    return wall, database.stat().st_size if database is not None else 0
+    return wall, case.size(url)
 
 
-def recovery(directory: Path, steps: int, delay: float) -> float:
-    from openprose.vm.engines.dbos_engine import DbosExecutor, system_database_url
-
-    spec = spec_in(directory, steps, max(delay, 0.05), 1)
-    record = directory / "exchanges.jsonl"
+def recovery(case: Case, steps: int, delay: float) -> float:
+    spec = spec_in(case, steps, max(delay, 0.05), 1)
+    record = case.directory / "exchanges.jsonl"
     spec = RunSpec(**{**spec.__dict__, "record": str(record)})
-    executor = DbosExecutor(system_database_url(spec.state, Path(spec.runs_root), environ={}))
-    executor.submit(spec, new_run_id())
+    submit(case, spec)
 
     def exchanges() -> int:
         if not record.is_file():
             return 0
         return max(0, len(record.read_text(encoding="utf-8").splitlines()) - 1)
 
-    first = start_worker(directory, 1, directory / "first.log")
+    first = start_worker(case, 1, case.directory / "first.log")
     second = None
     try:
         while exchanges() < 3:
             time.sleep(0.01)
         # The second worker is up before the first dies: what is timed is the takeover.
-        second = start_worker(directory, 1, directory / "second.log")
-        while "takes runs" not in (directory / "second.log").read_text(encoding="utf-8"):
+        second = start_worker(case, 1, case.directory / "second.log")
+        while "takes runs" not in (case.directory / "second.log").read_text(encoding="utf-8"):
             time.sleep(0.01)
         time.sleep(0.2)
         first.send_signal(signal.SIGKILL)
@@ -277,13 +367,11 @@ def recovery(directory: Path, steps: int, delay: float) -> float:
         stop([w for w in (first, second) if w is not None])
 
 
-def pacing(directory: Path, places: int) -> float:
+def pacing(case: Case, places: int) -> float:
     """Milliseconds a place takes, the median of ``places``."""
-    import sqlalchemy as sa
-
     from openprose.vm.engines.dbos_pacing import Pacer, make_table
 
-    engine = sa.create_engine(f"sqlite:///{directory / 'system.sqlite'}")
+    engine = case.engine()
     make_table(engine)
     pacer = Pacer(engine, "anthropic", (places + 1, 3600.0))
     times = []
@@ -291,19 +379,17 @@ def pacing(directory: Path, places: int) -> float:
         start = time.perf_counter()
         assert pacer.take() == 0.0
         times.append(time.perf_counter() - start)
-    engine.dispose()
+    engine.dispose()  # type: ignore[attr-defined]
     return statistics.median(times) * 1000
 
 
-def spending(directory: Path, sessions: int) -> tuple[float, float]:
+def spending(case: Case, sessions: int) -> tuple[float, float]:
     """Milliseconds a limited run's session start and its call's charge take (engines/
     dbos_budget.py, one transaction each in the system database), the medians of
     ``sessions``."""
-    import sqlalchemy as sa
-
     from openprose.vm.engines.dbos_budget import SharedBudget, make_table
 
-    engine = sa.create_engine(f"sqlite:///{directory / 'system.sqlite'}")
+    engine = case.engine()
     make_table(engine)
     budget = SharedBudget(engine=engine, budget="bench/attempt-1")
     starts, charges = [], []
@@ -315,8 +401,79 @@ def spending(directory: Path, sessions: int) -> tuple[float, float]:
         start = time.perf_counter()
         budget._charge(key, 0.001, 100)
         charges.append(time.perf_counter() - start)
-    engine.dispose()
+    engine.dispose()  # type: ignore[attr-defined]
     return statistics.median(starts) * 1000, statistics.median(charges) * 1000
+
+
+def measure(args: argparse.Namespace, database: Database, tmp: Path) -> None:
+    cases = iter(range(1, 1000))
+
+    def case(name: str) -> Case:
+        directory = tmp / name
+        directory.mkdir()
+        return Case(directory, database.fresh(f"scale_out_{next(cases)}"))
+
+    total = args.runs * args.steps
+    print(
+        f"{args.runs} runs x {args.steps} sessions on the offline backend, {args.delay} s a "
+        f"session, {args.concurrency} runs at once per process; {database.label} system "
+        f"database, {database.state} state"
+    )
+    print(f"{'engine':<18} {'wall s':>7} {'steps/s':>8}")
+    wall = local_engine(case("local"), args.runs, args.steps, args.delay, args.concurrency)
+    print(f"{'local (1 process)':<18} {wall:>7.2f} {total / wall:>8.1f}")
+    for count in args.workers:
+        wall = dbos_engine(
+            case(f"dbos-{count}"), args.runs, args.steps, args.delay, args.concurrency, count
+        )
+        label = f"dbos, {count} worker{'s' if count > 1 else ''}"
+        print(f"{label:<18} {wall:>7.2f} {total / wall:>8.1f}")
+    print(
+        f"\none run, parallel for over {args.items} items, {args.delay} s a session, "
+        f"{args.fan_out_concurrency} items in flight"
+    )
+    print(f"{'engine':<18} {'wall s':>7} {'items/s':>8} {'system db MB':>13}")
+    wall = fan_out_local(case("fan-out-local"), args.items, args.delay, args.fan_out_concurrency)
+    print(f"{'local (1 process)':<18} {wall:>7.2f} {args.items / wall:>8.1f}")
+    for count in args.workers:
+        wall, size = fan_out_dbos(
+            case(f"fan-out-{count}"), args.items, args.delay, args.fan_out_concurrency, count
+        )
+        label = f"dbos, {count} worker{'s' if count > 1 else ''}"
+        print(f"{label:<18} {wall:>7.2f} {args.items / wall:>8.1f} {size / 1e6:>13.1f}")
+    count = args.workers[-1]
+    for variant in ("limited", "called"):  # sections 5 and 6
+        wall, size = fan_out_dbos(
+            case(f"fan-out-{variant}"),
+            args.items,
+            args.delay,
+            args.fan_out_concurrency,
+            count,
+            **{variant: True},
+        )
+        label = f"dbos, {count}, {variant}"
+        print(f"{label:<18} {wall:>7.2f} {args.items / wall:>8.1f} {size / 1e6:>13.1f}")
+    sessions = 50 if args.quick else 1000
+    start_ms, charge_ms = spending(case("spending"), sessions)
+    print(
+        f"\nspending: a limited run's session start {start_ms:.2f} ms, its charge "
+        f"{charge_ms:.2f} ms (medians of {sessions}, {database.label})"
+    )
+    places = 50 if args.quick else 1000
+    print(
+        f"\npacing: a place in a rate limit's window, {pacing(case('pacing'), places):.2f} ms "
+        f"(median of {places}, {database.label})"
+    )
+    print()
+    # Long enough to be still running when the second worker is up.
+    times = [recovery(case(f"recovery-{i}"), 100, args.delay) for i in range(args.recoveries)]
+    if not times:
+        return
+    shown = ", ".join(f"{t:.2f}" for t in times)
+    print(
+        f"recovery from a worker's SIGKILL to its run's next exchange in another worker: "
+        f"median {statistics.median(times):.2f} s ({shown})"
+    )
 
 
 def main() -> None:
@@ -329,6 +486,16 @@ def main() -> None:
     parser.add_argument("--recoveries", type=int, default=3, help="kills timed")
     parser.add_argument("--items", type=int, default=1000, help="items of the fan-out case")
     parser.add_argument("--fan-out-concurrency", type=int, default=48, help="its items in flight")
+    parser.add_argument(
+        "--postgres-url",
+        help="a PostgreSQL server's administrative URL: each case gets a database of its own "
+        "there, for the runs and DBOS",
+    )
+    parser.add_argument(
+        "--postgres-cluster",
+        action="store_true",
+        help="the same on a throwaway cluster (needs Debian's postgresql)",
+    )
     parser.add_argument("--quick", action="store_true", help="a smoke run: tiny and one worker")
     args = parser.parse_args()
     if args.quick:
@@ -339,76 +506,19 @@ def main() -> None:
     except ImportError:
         print("dbos is not installed (pip install 'openprose[dbos]'): nothing to measure")
         return
-    total = args.runs * args.steps
-    print(
-        f"{args.runs} runs x {args.steps} sessions on the offline backend, {args.delay} s a "
-        f"session, {args.concurrency} runs at once per process; SQLite system database"
-    )
-    print(f"{'engine':<18} {'wall s':>7} {'steps/s':>8}")
-    with tempfile.TemporaryDirectory() as tmp:
-        here = Path(tmp) / "local"
-        here.mkdir()
-        wall = local_engine(here, args.runs, args.steps, args.delay, args.concurrency)
-        print(f"{'local (1 process)':<18} {wall:>7.2f} {total / wall:>8.1f}")
-        for count in args.workers:
-            here = Path(tmp) / f"dbos-{count}"
-            here.mkdir()
-            wall = dbos_engine(here, args.runs, args.steps, args.delay, args.concurrency, count)
-            label = f"dbos, {count} worker{'s' if count > 1 else ''}"
-            print(f"{label:<18} {wall:>7.2f} {total / wall:>8.1f}")
-        print(
-            f"\none run, parallel for over {args.items} items, {args.delay} s a session, "
-            f"{args.fan_out_concurrency} items in flight"
-        )
-        print(f"{'engine':<18} {'wall s':>7} {'items/s':>8} {'system db MB':>13}")
-        here = Path(tmp) / "fan-out-local"
-        here.mkdir()
-        wall = fan_out_local(here, args.items, args.delay, args.fan_out_concurrency)
-        print(f"{'local (1 process)':<18} {wall:>7.2f} {args.items / wall:>8.1f}")
-        for count in args.workers:
-            here = Path(tmp) / f"fan-out-{count}"
-            here.mkdir()
-            wall, size = fan_out_dbos(here, args.items, args.delay, args.fan_out_concurrency, count)
-            label = f"dbos, {count} worker{'s' if count > 1 else ''}"
-            print(f"{label:<18} {wall:>7.2f} {args.items / wall:>8.1f} {size / 1e6:>13.1f}")
-        count = args.workers[-1]
-        for variant in ("limited", "called"):  # sections 5 and 6
-            here = Path(tmp) / f"fan-out-{variant}"
-            here.mkdir()
-            wall, size = fan_out_dbos(
-                here, args.items, args.delay, args.fan_out_concurrency, count, **{variant: True}
-            )
-            label = f"dbos, {count}, {variant}"
-            print(f"{label:<18} {wall:>7.2f} {args.items / wall:>8.1f} {size / 1e6:>13.1f}")
-        here = Path(tmp) / "spending"
-        here.mkdir()
-        sessions = 50 if args.quick else 1000
-        start_ms, charge_ms = spending(here, sessions)
-        print(
-            f"\nspending: a limited run's session start {start_ms:.2f} ms, its charge "
-            f"{charge_ms:.2f} ms (medians of {sessions}, SQLite)"
-        )
-        here = Path(tmp) / "pacing"
-        here.mkdir()
-        places = 50 if args.quick else 1000
-        print(
-            f"\npacing: a place in a rate limit's window, {pacing(here, places):.2f} ms "
-            f"(median of {places}, SQLite)"
-        )
-        print()
-        times = []
-        for index in range(args.recoveries):
-            here = Path(tmp) / f"recovery-{index}"
-            here.mkdir()
-            # Long enough to be still running when the second worker is up.
-            times.append(recovery(here, 100, args.delay))
-        if not times:
-            return
-        shown = ", ".join(f"{t:.2f}" for t in times)
-        print(
-            f"recovery from a worker's SIGKILL to its run's next exchange in another worker: "
-            f"median {statistics.median(times):.2f} s ({shown})"
-        )
+    cluster = None
+    if args.postgres_cluster:
+        sys.path.insert(0, str(REPO_ROOT))
+        from tests.postgres_cluster import Cluster
+
+        cluster = Cluster(durable=True).start()
+        args.postgres_url = cluster.url()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            measure(args, Database(args.postgres_url), Path(tmp))
+    finally:
+        if cluster is not None:
+            cluster.stop()
 
 
 if __name__ == "__main__":
