@@ -98,9 +98,9 @@ def _status(prose: Any, run_id: str) -> str | None:
     return None
 
 
-def _detach(prose: Any, tmp_path: Path, text: str, *extra: str) -> str:
+def _detach(prose: Any, tmp_path: Path, text: str, *extra: str, **env: str) -> str:
     (tmp_path / "main.prose").write_text(text, encoding="utf-8")
-    done = prose("run", "main.prose", "--engine", "dbos", "--detach", *extra)
+    done = prose("run", "main.prose", "--engine", "dbos", "--detach", *extra, **env)
     assert done.returncode == 0, done.stderr
     run_id = done.stdout.strip()
     assert run_id and run_id in done.stderr, done.stderr

@@ -33,8 +33,21 @@ from tests.support.extras import require
 require("dbos", "pip install 'openprose[dbos]'")
 
 ITEMS = 1000
+
+
+def _listed(items: int) -> str:
+    return ", ".join(f'"{n}"' for n in range(items))
+
+
+def _studies(items: int, report: bool = False) -> str:
+    """A ``parallel for`` of one session an item, each naming its item as #N#; ``report``:
+    and a report after it."""
+    text = f'let out = parallel for x in [{_listed(items)}]:\n  session "Study item #{{x}}#"\n'
+    return text + ('output report = session "Report on the study"\n' if report else "")
+
+
 FAN_OUT = (
-    "let items = [" + ", ".join(f'"{n}"' for n in range(ITEMS)) + "]\n"
+    f"let items = [{_listed(ITEMS)}]\n"
     "let out = parallel for x in items:\n"
     '  session "Study item #{x}#"\n'
     'output report = session "Report on the study"\n'
@@ -42,6 +55,12 @@ FAN_OUT = (
 # The run's own items in flight at once; each worker executes up to 16 (of any run).
 RUN_ARGS = ("--concurrency", "48", "--offline-delay", "0.05")
 WORKER_ARGS = ("--concurrency", "1", "--branch-concurrency", "16")
+
+
+def _status_on_postgres(prose: Any, run_id: str, env: dict[str, str]) -> str | None:
+    """The run's status in its PostgreSQL state (None: not made yet)."""
+    done = prose("runs", "show", run_id, "--json", "--state", "postgres", **env)
+    return json.loads(done.stdout)["status"] if done.returncode == 0 else None
 
 
 def _exchanges(recording: Path) -> list[str]:
@@ -121,13 +140,10 @@ def test_a_thousand_items_spread_over_three_workers_on_postgresql_survive_a_kill
 
     env = {"OPENPROSE_POSTGRES_URL": postgres_db_url}
     recording = tmp_path / "exchanges.jsonl"
-    (tmp_path / "main.prose").write_text(FAN_OUT, encoding="utf-8")
-    done = prose(
-        "run", "main.prose", "--engine", "dbos", "--detach", "--state", "postgres", *RUN_ARGS,
-        "--record", str(recording), **env,
+    run_id = _detach(
+        prose, tmp_path, FAN_OUT, "--state", "postgres", *RUN_ARGS, "--record", str(recording),
+        **env,
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    run_id = done.stdout.strip()
     started = [workers("--state", "postgres", *WORKER_ARGS, **env) for _ in range(3)]
 
     def listed() -> dict[str, Any]:
@@ -288,10 +304,7 @@ def test_a_worker_s_rate_limit_paces_the_items_of_its_backend_s_runs(
 
     # The project's limit, overridden by the worker's option.
     (tmp_path / "prose.toml").write_text('[run]\nrate-limits = { offline = "100/s" }\n')
-    text = (
-        "let out = parallel for x in [" + ", ".join(f'"{n}"' for n in range(18)) + "]:\n"
-        '  session "Study item #{x}#"\n'
-    )
+    text = _studies(18)
     run_id = _detach(prose, tmp_path, text, "--concurrency", "18")
     workers(*WORKER_ARGS, "--rate-limit", "offline=6/s")
     _wait_for((tmp_path / ".prose" / "runs" / run_id).is_dir)
@@ -325,26 +338,16 @@ def test_the_project_s_global_cap_bounds_the_items_of_all_workers_together(
     env = {"OPENPROSE_POSTGRES_URL": postgres_db_url}
     caps = "[run]\nglobal-concurrency = { runs = 1, branches = 3 }\n"
     (tmp_path / "prose.toml").write_text(caps)
-    text = (
-        "let out = parallel for x in [" + ", ".join(f'"{n}"' for n in range(12)) + "]:\n"
-        '  session "Study item #{x}#"\n'
-    )
-    (tmp_path / "main.prose").write_text(text, encoding="utf-8")
-    done = prose(
-        "run", "main.prose", "--engine", "dbos", "--detach", "--state", "postgres",
-        "--concurrency", "12", "--offline-delay", "0.4", **env,
+    text = _studies(12)
+    run_id = _detach(
+        prose, tmp_path, text, "--state", "postgres", "--concurrency", "12",
+        "--offline-delay", "0.4", **env,
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    run_id = done.stdout.strip()
     for _ in range(2):
         # Two runs a worker is above the global cap of one: the worker runs one.
         workers(*WORKER_ARGS, "--concurrency", "2", "--state", "postgres", **env)
 
-    def status() -> str | None:
-        done = prose("runs", "show", run_id, "--json", "--state", "postgres", **env)
-        return json.loads(done.stdout)["status"] if done.returncode == 0 else None  # not yet
-
-    _wait_for(lambda: status() == "completed", 120)
+    _wait_for(lambda: _status_on_postgres(prose, run_id, env) == "completed", 120)
     assert "at most 3 items a queue at once, across all workers" in _log(tmp_path, 1)
     assert "at most 1 run at once, across all workers" in _log(tmp_path, 1)
     with psycopg.connect(postgres_db_url) as connection:
@@ -377,10 +380,7 @@ def test_an_interrupted_attached_run_leaves_its_items_to_the_worker_taking_it_ov
     workers: Callable[..., subprocess.Popen[str]],  # noqa: F811
 ) -> None:
     recording = tmp_path / "exchanges.jsonl"
-    text = (
-        "let out = parallel for x in [" + ", ".join(f'"{n}"' for n in range(12)) + "]:\n"
-        '  session "Study item #{x}#"\n'
-    )
+    text = _studies(12)
     (tmp_path / "main.prose").write_text(text, encoding="utf-8")
     attached = subprocess.Popen(
         [sys.executable, "-m", "openprose", "run", "main.prose", "--engine", "dbos",
@@ -407,7 +407,7 @@ CALLING = (
     "block study(x):\n"
     '  let note = session "Study item #{x}#"\n'
     "  let better = polish(text: note)\n"
-    "let out = parallel for x in [" + ", ".join(f'"{n}"' for n in range(60)) + "]:\n"
+    "let out = parallel for x in [" + _listed(60) + "]:\n"
     "  do study(x)\n"
 )
 POLISH = 'input text: "A note"\noutput polished = session "Polish {text}"\n'
@@ -422,23 +422,16 @@ def test_items_calling_a_block_and_a_program_on_two_workers_share_the_run_s_coun
     import psycopg
 
     env = {"OPENPROSE_POSTGRES_URL": postgres_db_url}
-    (tmp_path / "main.prose").write_text(CALLING, encoding="utf-8")
     (tmp_path / "polish.prose").write_text(POLISH, encoding="utf-8")
-    done = prose(
-        "run", "main.prose", "--engine", "dbos", "--detach", "--state", "postgres",
-        "--concurrency", "60", "--offline-delay", "0.05", **env,
+    run_id = _detach(
+        prose, tmp_path, CALLING, "--state", "postgres", "--concurrency", "60",
+        "--offline-delay", "0.05", **env,
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    run_id = done.stdout.strip()
     # An item that calls a program holds two connections to PostgreSQL: 8 at once in each.
     worker_args = ("--concurrency", "1", "--branch-concurrency", "8")
     started = [workers("--state", "postgres", *worker_args, **env) for _ in range(2)]
 
-    def status() -> str | None:
-        done = prose("runs", "show", run_id, "--json", "--state", "postgres", **env)
-        return json.loads(done.stdout)["status"] if done.returncode == 0 else None  # not yet
-
-    _wait_for(lambda: status() == "completed", 120)
+    _wait_for(lambda: _status_on_postgres(prose, run_id, env) == "completed", 120)
     shown = _show(prose, run_id, "--state", "postgres", OPENPROSE_POSTGRES_URL=postgres_db_url)
     notes = [b for b in shown["bindings"] if b["name"] == "note"]
     # One execution of study per item, each with an id of its own, whichever worker ran it.
@@ -519,10 +512,7 @@ def test_a_session_limit_holds_across_the_workers_of_a_run_s_items(
     # is queued.
     started = [workers("--concurrency", "1", "--branch-concurrency", "6") for _ in range(2)]
     _wait_for(lambda: all("takes runs" in _log(tmp_path, n) for n in range(2)))
-    text = (
-        "let out = parallel for x in [" + ", ".join(f'"{n}"' for n in range(12)) + "]:\n"
-        '  session "Study item #{x}#"\n'
-    )
+    text = _studies(12)
     run_id = _detach(
         prose, tmp_path, text, "--concurrency", "12", "--offline-delay", "1",
         "--max-sessions", "9",
@@ -560,11 +550,7 @@ def test_a_limited_run_s_items_run_again_after_a_kill_are_not_counted_twice(
 ) -> None:
     recording = tmp_path / "exchanges.jsonl"
     items = 60
-    text = (
-        "let out = parallel for x in [" + ", ".join(f'"{n}"' for n in range(items)) + "]:\n"
-        '  session "Study item #{x}#"\n'
-        'output report = session "Report on the study"\n'
-    )
+    text = _studies(items, report=True)
     # Exactly the run's sessions: one counted twice would stop it.
     run_id = _detach(
         prose, tmp_path, text, *RUN_ARGS, "--offline-delay", "0.2",
@@ -600,7 +586,7 @@ def test_a_called_program_s_items_spread_over_two_workers(
     items = 40
     study = (
         'input topic: "t"\n'
-        "let out = parallel for x in [" + ", ".join(f'"{n}"' for n in range(items)) + "]:\n"
+        "let out = parallel for x in [" + _listed(items) + "]:\n"
         '  session "Study {topic} item #{x}#"\n'
         'output report = session "Report on {topic}"\n'
     )
@@ -642,11 +628,7 @@ def test_a_called_program_s_items_survive_the_restart_of_their_only_worker(
     workers: Callable[..., subprocess.Popen[str]],  # noqa: F811
 ) -> None:
     items = 120
-    study = (
-        "let out = parallel for x in [" + ", ".join(f'"{n}"' for n in range(items)) + "]:\n"
-        '  session "Study item #{x}#"\n'
-        'output report = session "Report on the study"\n'
-    )
+    study = _studies(items, report=True)
     main = 'use "./study" as study\nlet r = study()\noutput done = r.report\n'
     (tmp_path / "study.prose").write_text(study, encoding="utf-8")
     recording = tmp_path / "exchanges.jsonl"

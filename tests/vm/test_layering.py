@@ -32,6 +32,7 @@ LAZY_PACKAGES = {
     "dbos_pacing.py": ("sqlalchemy",),  # DBOS's own, for the window of request places
     "dbos_budget.py": ("sqlalchemy",),  # DBOS's own, for the spending rows
     "dbos_tables.py": ("sqlalchemy",),  # DBOS's own, for the engine's tables
+    "postgres_pool.py": ("psycopg_pool",),  # the driver's pool, for a worker's item journals
 }
 
 
@@ -65,6 +66,7 @@ def test_importing_the_vm_loads_no_server_or_sdk() -> None:
         "import sys, openprose.vm, openprose.cli.run\n"
         "bad = [m for m in sys.modules if m.split('.')[0] in "
         "('pygls', 'lsprotocol', 'anthropic', 'openai', 'claude_agent_sdk', 'psycopg', "
+        "'psycopg_pool', "
         "'opentelemetry', 'dbos', 'sqlalchemy')"
         " or m.startswith(('openprose.lsp', 'openprose.ide'))]\n"
         "print(bad)"

@@ -48,7 +48,7 @@ def test_a_run_is_the_workflow_whose_id_is_the_run_id(tmp_path: Path) -> None:
         [workflow] = client.list_workflows(workflow_ids=[run_id])
     assert workflow.name == engine.RUN_WORKFLOW
     assert workflow.status == "SUCCESS"
-    assert workflow.app_version == engine.APP_VERSION
+    assert workflow.app_version == branches.APP_VERSION
     assert workflow.executor_id == engine.this_executor()
     assert workflow.output.outputs == result.outputs
 

@@ -73,6 +73,10 @@ if TYPE_CHECKING:
     from openprose.vm.telemetry import Telemetry
     from openprose.vm.values import Value
 
+APP_NAME = "openprose"
+# Recovery and dequeuing take only workflows of the same version: bumped when what a
+# workflow's checkpoints hold changes incompatibly (the pickled RunSpec and RunResult).
+APP_VERSION = "openprose-engine-1"
 BRANCH_WORKFLOW = "openprose.branch"
 BRANCHES_QUEUE = "openprose-branches"
 CALL_MARK = ":call"  # a program call's workflow id: the run's (attempt's), /, its step key, this
@@ -531,12 +535,50 @@ class DbosBranches:
     async def _enqueue(
         self, queue: str, tasks: Sequence[BranchTask | CallTask], ids: list[str]
     ) -> None:
-        from dbos import DBOS, SetWorkflowID
+        await asyncio.to_thread(_enqueue_together, queue, self.spec, self.run_id, tasks, ids)
 
-        workflow = branch_workflow()
+
+def _enqueue_together(
+    queue: str,
+    spec: RunSpec,
+    run_id: str,
+    tasks: Sequence[BranchTask | CallTask],
+    ids: list[str],
+) -> None:
+    """The items' workflows queued in one transaction of the system database: one commit
+    for the window a run fills, where DBOS.enqueue_workflow commits each (the run's loop
+    waited for each in turn, and feeding three workers of 16 items was its bottleneck).
+    An id already queued (a run taken over queues its items again) is left as it is, as
+    enqueue_workflow leaves it."""
+    database = system_database()
+    with database.engine.begin() as connection:
         for task, workflow_id in zip(tasks, ids, strict=True):
-            with SetWorkflowID(workflow_id):
-                await DBOS.enqueue_workflow_async(queue, workflow, self.spec, self.run_id, task)
+            _client(database.engine).enqueue_in_transaction(
+                connection,
+                {
+                    "workflow_name": BRANCH_WORKFLOW,
+                    "queue_name": queue,
+                    "workflow_id": workflow_id,
+                    "app_version": APP_VERSION,
+                },
+                spec,
+                run_id,
+                task,
+            )
+
+
+_clients: list[tuple[Any, Any]] = []  # this process's DBOS engine, and its client
+
+
+def _client(engine: Any) -> Any:
+    """A DBOS client over this process's own engine on the system database (it opens no
+    connection of its own); another after DBOS is launched again (in tests)."""
+    from dbos import DBOSClient
+
+    if not _clients or _clients[0][0] is not engine:
+        made = DBOSClient(system_database_engine=engine, application_name=APP_NAME)
+        _clients[:] = [(engine, made)]
+    return _clients[0][1]
 
 
 async def _finished(ids: list[str]) -> list[Any]:

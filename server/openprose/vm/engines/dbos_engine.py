@@ -47,6 +47,8 @@ from typing import TYPE_CHECKING, Any
 
 from openprose.vm.engines.base import Attachment, RunSpec, build_backend
 from openprose.vm.engines.dbos_branches import (
+    APP_NAME,
+    APP_VERSION,
     BRANCH_QUEUES,
     BRANCH_WORKFLOW,
     BRANCHES_QUEUE,
@@ -73,12 +75,8 @@ if TYPE_CHECKING:
     from openprose.vm.interpreter import RunResult
     from openprose.vm.telemetry import Telemetry
 
-APP_NAME = "openprose"
 RUN_WORKFLOW = "openprose.run"
 RUNS_QUEUE = "openprose-runs"
-# Recovery and dequeuing take only workflows of the same version: bumped when what a
-# workflow's checkpoints hold changes incompatibly (the pickled RunSpec and RunResult).
-APP_VERSION = "openprose-engine-1"
 URL_VARIABLE = "OPENPROSE_DBOS_URL"
 AWAITING_INPUT = "openprose.awaiting-input"  # the event a run waiting for an input sets
 INPUT_TOPIC = "input:"  # + the input's name: the topic of the message that answers it

@@ -130,6 +130,7 @@ class Journal:
         real: str = "REAL",
         owns_connection: bool = True,
         relaxed_transaction: Transaction | None = None,
+        release: Callable[[Any], None] | None = None,
     ) -> None:
         self.connection = connection
         self.run_id = run_id
@@ -140,6 +141,9 @@ class Journal:
         # For commit entries: durable against a crash of the process (see the module).
         self._relaxed = relaxed_transaction or transaction
         self._owns = owns_connection
+        # What closing does with an owned connection (None: closes it); a pool's journal
+        # gives it back.
+        self._release = release
         self._lock = threading.Lock()  # sessions of claude-code answer from worker threads
         self.steps: dict[tuple[str, str], StepRecord] = {}
         self.commits: dict[tuple[str, str, int], str] = {}
@@ -438,7 +442,10 @@ class Journal:
     def close(self) -> None:
         if self._owns:
             with contextlib.suppress(Exception):
-                self.connection.close()
+                if self._release is not None:
+                    self._release(self.connection)
+                else:
+                    self.connection.close()
 
 
 def info_from_row(row: dict[str, Any], location: str = "") -> RunInfo:

@@ -117,7 +117,11 @@ def lock_key(run_id: str) -> int:
     return int.from_bytes(digest[:4], "big", signed=True)
 
 
-def _journal(connection: psycopg.Connection[Any], run_id: str) -> Journal:
+def _journal(
+    connection: psycopg.Connection[Any],
+    run_id: str,
+    release: Callable[[psycopg.Connection[Any]], None] | None = None,
+) -> Journal:
     return Journal(
         connection,
         run_id,
@@ -126,6 +130,7 @@ def _journal(connection: psycopg.Connection[Any], run_id: str) -> Journal:
         prefix=PREFIX,
         placeholder="%s",
         real="DOUBLE PRECISION",
+        release=release,
     )
 
 
@@ -685,8 +690,15 @@ class PostgresCatalog:
 
     def branch_journal(self, run_id: str, under: str) -> Journal:
         """The run's journal, read under one step key, without the run's lock, which
-        the run holds (vm/branches.py)."""
-        journal = _journal(self._connect(), run_id)
+        the run holds (vm/branches.py), on a connection of this process's pool
+        (postgres_pool.py): a worker executes many items, each for a short time.  The
+        run made the schema before it had items."""
+        from openprose.vm.state import postgres_pool
+
+        _driver()
+        connection = postgres_pool.borrow(self._url, CONNECT_TIMEOUT)
+        give_back = functools.partial(postgres_pool.give_back, self._url)
+        journal = _journal(connection, run_id, give_back)
         try:
             journal.load(under)
         except _driver().Error as error:
