@@ -161,7 +161,9 @@ class Cluster:
         settings = [
             "listen_addresses=127.0.0.1",
             "unix_socket_directories=''",
-            "max_connections=100",
+            # docs/scale.md: three workers of 16 items each need up to about 160 (DBOS's
+            # pool, the runs' and the items' own); the default of 100 is for one machine.
+            "max_connections=200",
         ]
         if not self.durable:
             settings += ["fsync=off", "synchronous_commit=off", "full_page_writes=off"]
