@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import importlib
 import math
@@ -26,6 +27,24 @@ def load_syntax() -> ModuleType:
     except ImportError:
         sys.path.insert(0, str(REPO_ROOT / "server"))
         return importlib.import_module("openprose.syntax")
+
+
+@contextlib.contextmanager
+def postgres_server(url: str | None, throwaway: bool) -> Iterator[str | None]:
+    """The PostgreSQL a script measures: ``url``, or with ``throwaway`` a cluster with
+    PostgreSQL's default durability started as the tests start theirs (Debian's
+    postgresql), stopped at the end; None: no PostgreSQL."""
+    if not throwaway:
+        yield url
+        return
+    sys.path.insert(0, str(REPO_ROOT))
+    from tests.postgres_cluster import Cluster
+
+    cluster = Cluster(durable=True).start()
+    try:
+        yield cluster.url()
+    finally:
+        cluster.stop()
 
 
 def time_once(func: Callable[[], object]) -> float:

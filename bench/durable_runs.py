@@ -35,6 +35,8 @@ try:
 except ImportError:  # pragma: no cover - running from a bare checkout
     sys.path.insert(0, str(REPO_ROOT / "server"))
 
+from common import postgres_server  # noqa: E402
+
 from openprose.syntax import parse  # noqa: E402
 from openprose.vm.backends.base import SessionRequest, SessionResult  # noqa: E402
 from openprose.vm.backends.offline import OfflineBackend  # noqa: E402
@@ -230,23 +232,13 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args.steps, args.resume_steps, args.bindings, args.repeats = 20, 20, 50, 1
-    cluster = None
-    if args.postgres_cluster:
-        sys.path.insert(0, str(REPO_ROOT))
-        from tests.postgres_cluster import Cluster
-
-        cluster = Cluster(durable=True).start()
-        args.postgres_url = cluster.url()
-    try:
-        states = available(args.postgres_url)
+    with postgres_server(args.postgres_url, args.postgres_cluster) as url:
+        states = available(url)
         journal_cost(states, args.steps, args.repeats, args.tmp)
         journal_alone(args.steps, args.tmp)
         resume_time(states, args.resume_steps, args.repeats, args.tmp)
         bindings_per_second(states, args.bindings, args.tmp)
         numbers_per_second(states, args.bindings, args.tmp)
-    finally:
-        if cluster is not None:
-            cluster.stop()
 
 
 if __name__ == "__main__":

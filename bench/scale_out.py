@@ -60,6 +60,8 @@ try:
 except ImportError:  # pragma: no cover - running from a bare checkout
     sys.path.insert(0, str(REPO_ROOT / "server"))
 
+from common import postgres_server  # noqa: E402
+
 from openprose.vm.engines.base import Attachment, RunSpec  # noqa: E402
 from openprose.vm.engines.local import LocalExecutor  # noqa: E402
 from openprose.vm.interpreter import Options  # noqa: E402
@@ -506,19 +508,11 @@ def main() -> None:
     except ImportError:
         print("dbos is not installed (pip install 'openprose[dbos]'): nothing to measure")
         return
-    cluster = None
-    if args.postgres_cluster:
-        sys.path.insert(0, str(REPO_ROOT))
-        from tests.postgres_cluster import Cluster
-
-        cluster = Cluster(durable=True).start()
-        args.postgres_url = cluster.url()
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            measure(args, Database(args.postgres_url), Path(tmp))
-    finally:
-        if cluster is not None:
-            cluster.stop()
+    with (
+        postgres_server(args.postgres_url, args.postgres_cluster) as url,
+        tempfile.TemporaryDirectory() as tmp,
+    ):
+        measure(args, Database(url), Path(tmp))
 
 
 if __name__ == "__main__":
