@@ -28,7 +28,8 @@ in another worker.
    database: engines/dbos_budget.py), and what one start and one charge take alone.
 
 6. A called program's fan-out: the fan-out of 2. as the program a run calls, on the largest
-   number of workers (the run's process runs the call and spreads its items).
+   number of workers (the worker executing the call, a workflow of the calls' queue, spreads
+   its items).
 
 The DBOS system database is SQLite in a temporary directory (one machine), and the runs'
 state the filesystem; with ``--postgres-cluster`` (a throwaway cluster with PostgreSQL's
@@ -314,7 +315,7 @@ def fan_out_dbos(
     """The wall time, and the size of the system database afterwards (what the items'
     workflows stored: their tasks and their outcomes).  ``limited``: the run has a session
     limit it never reaches, counted in the system database (engines/dbos_budget.py).
-    ``called``: the fan-out is a called program's, spread from the run's process."""
+    ``called``: the fan-out is a called program's, spread by the worker executing the call."""
     limit = items + 1 if limited else None
     text = fan_out_program(items)
     if called:

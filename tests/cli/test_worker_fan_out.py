@@ -622,6 +622,30 @@ def test_a_called_program_s_items_spread_over_two_workers(
     assert _bindings(called) == _bindings(local_run / "imports" / "local--study-1")
 
 
+def test_a_call_waiting_for_its_items_leaves_them_a_slot_in_a_worker_of_one_of_each(
+    prose: Any,
+    tmp_path: Path,
+    workers: Callable[..., subprocess.Popen[str]],  # noqa: F811
+) -> None:
+    # One worker: one run, one call and one item at once. The run waits for its call, the
+    # call for its items: on one queue, the call would hold the slot its items need.
+    (tmp_path / "study.prose").write_text(_studies(4, report=True), encoding="utf-8")
+    main = 'use "./study" as study\nlet r = study()\noutput done = r.report\n'
+    run_id = _detach(prose, tmp_path, main)
+    workers("--concurrency", "1", "--branch-concurrency", "1")
+    _wait_for(lambda: _show(prose, run_id)["status"] == "completed", 60)
+    system = sqlite3.connect(tmp_path / ".prose" / "dbos.sqlite")
+    rows = system.execute(
+        "SELECT workflow_uuid, queue_name FROM workflow_status "
+        "WHERE name = 'openprose.branch' AND workflow_uuid LIKE ? ORDER BY workflow_uuid",
+        (f"{run_id}/%",),
+    ).fetchall()
+    system.close()
+    assert rows == [(f"{run_id}/2/study:1@{i}", "openprose-branches") for i in range(4)] + [
+        (f"{run_id}/2:call", "openprose-calls")
+    ]
+
+
 def test_a_called_program_s_items_survive_the_restart_of_their_only_worker(
     prose: Any,
     tmp_path: Path,

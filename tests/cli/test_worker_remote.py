@@ -140,3 +140,57 @@ def test_items_calling_a_remote_program_travel_and_fetch_it_where_they_run(
     assert [r["found"] for r in json.loads(local.stdout)["outputs"]["all"]] == expected
     # `runs show` renders the binding: the same records, in the items' order.
     assert found == "[" + ", ".join(f'{{found: "{answer}"}}' for answer in expected) + "]"
+
+
+SURVEY = (
+    'input topic: "What to survey"\n'
+    'let notes = parallel for x in ["a", "b", "c", "d", "e", "f"]:\n'
+    '  session "Survey {x} of {topic}"\n'
+    'output found = session "Sum up {notes}"\n'
+)
+CALLS_SURVEY = (
+    'use "carol/survey" as survey\nlet r = survey(topic: "moths")\noutput out = r.found\n'
+)
+
+
+def test_a_remote_program_s_fan_out_is_spread_by_the_worker_executing_its_call(
+    prose: Any,
+    tmp_path: Path,
+    registry: Registry,  # noqa: F811
+    workers: Callable[..., Any],  # noqa: F811
+) -> None:
+    from openprose.vm.engines import dbos_branches as branches
+    from openprose.vm.engines import dbos_engine as engine
+
+    registry.serve("/carol/survey", SURVEY)
+    env = registry.env()
+    (tmp_path / "main.prose").write_text(CALLS_SURVEY, encoding="utf-8")
+    done = prose(
+        "run", "main.prose", "--allow-remote", "--engine", "dbos", "--detach",
+        "--offline-delay", "0.2", **env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    run_id = done.stdout.strip()
+    for _ in range(2):
+        workers("--concurrency", "1", "--branch-concurrency", "2", **env)
+    _wait_for(lambda: _status(prose, run_id) == "completed", 60)
+    with engine.client(f"sqlite:///{tmp_path / '.prose' / 'dbos.sqlite'}") as client:
+        found = client.list_workflows(name="openprose.branch", load_input=False)
+    mine = {w.workflow_id: w for w in found if w.workflow_id.startswith(f"{run_id}/")}
+    # The call is a workflow of the calls' queue; the fetched program's six items are
+    # workflows of the items' queue (before, the call ran them all in its own worker).
+    calls = [w for w in mine.values() if w.queue_name == branches.CALLS_QUEUE]
+    assert [w.workflow_id for w in calls] == [f"{run_id}/2:call"]
+    items = sorted(w.workflow_id for w in mine.values() if w.queue_name == branches.BRANCHES_QUEUE)
+    assert len(items) == 6 and all(i.startswith(f"{run_id}/2/") for i in items), items
+    assert {w.status for w in mine.values()} == {"SUCCESS"}
+    # Two workers of two items each: both executed some.
+    assert len({mine[i].executor_id for i in items}) == 2
+    local_dir = tmp_path / "local"
+    local_dir.mkdir()
+    (local_dir / "main.prose").write_text(CALLS_SURVEY, encoding="utf-8")
+    local = prose("run", "main.prose", "--allow-remote", "--json", cwd=local_dir, **env)
+    assert local.returncode == 0, local.stderr
+    shown = json.loads(prose("runs", "show", run_id, "--json").stdout)
+    [out] = [b["value"] for b in shown["bindings"] if b["name"] == "out"]
+    assert out == json.loads(local.stdout)["outputs"]["out"]

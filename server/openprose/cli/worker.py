@@ -11,8 +11,9 @@ from openprose.config import MODEL_BACKENDS, STATE_BACKENDS, RateLimit, parse_ra
 
 EXIT_OK = 0
 EXIT_USAGE = 2
+# As engines/dbos_branches.py's (not imported: the parser is built without the engine).
 DEFAULT_CONCURRENCY = 4
-DEFAULT_BRANCH_CONCURRENCY = 16  # as engines/dbos_branches.py (not imported: dbos is lazy)
+DEFAULT_BRANCH_CONCURRENCY = 16
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,7 +22,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=DEFAULT_CONCURRENCY,
         metavar="N",
-        help=f"runs this worker executes at once (default {DEFAULT_CONCURRENCY})",
+        help=f"runs this worker executes at once, and as many program calls of runs "
+        f"(default {DEFAULT_CONCURRENCY})",
     )
     parser.add_argument(
         "--branch-concurrency",
@@ -57,8 +59,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--queues",
         metavar="NAME[,NAME...]",
-        help="the queues to take work from (default: openprose-runs, openprose-branches and "
-        "each backend's openprose-branches-BACKEND: runs and the items of their fan-outs)",
+        help="the queues to take work from (default: openprose-runs, openprose-calls, "
+        "openprose-branches and each backend's openprose-branches-BACKEND: runs, their "
+        "program calls and the items of their fan-outs)",
     )
     parser.add_argument(
         "--state",
@@ -93,7 +96,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
     from openprose.cli.runs import runs_root
     from openprose.config import ConfigError, ConfigFinder
-    from openprose.vm.engines.dbos_branches import BRANCH_QUEUES
+    from openprose.vm.engines.dbos_branches import BRANCH_QUEUES, CALLS_QUEUE
     from openprose.vm.engines.dbos_engine import (
         RUNS_QUEUE,
         EngineError,
@@ -131,7 +134,7 @@ def run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     queues = (
         [q.strip() for q in args.queues.split(",") if q.strip()]
         if args.queues
-        else [RUNS_QUEUE, *BRANCH_QUEUES]
+        else [RUNS_QUEUE, CALLS_QUEUE, *BRANCH_QUEUES]
     )
     executor_id = args.executor_id or this_executor()
 

@@ -26,7 +26,16 @@ from openprose.vm import events as ev
 from openprose.vm.accounting import Entry
 from openprose.vm.backends.base import Backend, BackendFatal, Usage
 from openprose.vm.engines.base import RunSpec
-from openprose.vm.interpreter import Budget, Called, Ctx, Interpreter, Pending, Stage, letter
+from openprose.vm.interpreter import (
+    Branches,
+    Budget,
+    Called,
+    Ctx,
+    Interpreter,
+    Pending,
+    Stage,
+    letter,
+)
 from openprose.vm.remote import RemoteLoader, is_remote
 from openprose.vm.scope import Frame, Scope
 from openprose.vm.values import ProseError, Value
@@ -226,19 +235,6 @@ def _why_items_local(interpreter: Interpreter, host: Any) -> str | None:
     return None
 
 
-def fans_out(module: Any) -> bool:
-    """Whether a program has a fan-out whose items may be spread (not a race)."""
-    for node in t.iter_nodes(module):
-        if isinstance(node, t.ForEach) and node.is_parallel:
-            return True
-        operation = node.operation if isinstance(node, t.PipeStage) else None
-        if operation is not None and operation.value == "pmap":
-            return True
-        if isinstance(node, t.Parallel) and not _races(node):
-            return True
-    return False
-
-
 def _why_callee_local(interpreter: Interpreter, call: t.ProgramCall) -> str | None:
     """Why an item calling this program must run in the run's process (None: the program,
     and those it calls, can run in the item's).  A called program gets its own state, made
@@ -257,34 +253,15 @@ def _why_callee_local(interpreter: Interpreter, call: t.ProgramCall) -> str | No
 
 def why_call_local(interpreter: Interpreter, source: str) -> str | None:
     """Why this program call must run in the run's process (None: it may run in any
-    worker).  A call travels when it is the run's own program's (a called program's calls
-    run where it runs, as an item's run in the item's worker)."""
+    worker, which spreads the called program's fan-outs as the run's process would).  A
+    call travels when it is the run's own program's (a called program's calls run where
+    it runs, as an item's run in the item's worker)."""
     if why := _why_run_local(interpreter):
         return why
     if interpreter.import_depth or interpreter.key_prefix:
         return "it is inside an imported program"
     if not is_remote(source) and (interpreter.load_program is None or interpreter.fetched):
         return "only the run's process may load the program"
-    verdicts = interpreter.travel_verdicts
-    if source not in verdicts:
-        verdicts[source] = _why_fanning_call_local(interpreter, source)
-    return verdicts[source]
-
-
-def _why_fanning_call_local(interpreter: Interpreter, source: str) -> str | None:
-    """A call whose program fans out runs in the run's process, which spreads its items:
-    in a worker, the call would wait for them on the queue they share, and calls waiting
-    so could hold every slot.  Judged for local programs, which are read here anyway (a
-    remote one is not fetched to judge it: it travels, its fan-outs staying in its
-    worker); a program that cannot be loaded fails alike anywhere."""
-    if is_remote(source) or interpreter.load_program is None:
-        return None
-    try:
-        module = interpreter.load_program(interpreter.resolve_import(source))[1]
-    except ProseError:
-        return None
-    if fans_out(module):
-        return "its program fans out: the run's process spreads the items"
     return None
 
 
@@ -626,6 +603,9 @@ class Worker:
     remote: RemoteLoader | None = None  # None: remote programs are refused, as the run does
     # A budget for each item or call, counted with the run's (None: the run has no limits).
     budget: Callable[[], Budget] | None = None
+    # Where a call's program spreads its fan-outs (None: here, as an item's nested ones,
+    # which would wait for their items on the queue the item holds a slot of).
+    branches: Branches | None = None
 
     def interpreter(self, task: BranchTask | CallTask, outcome: Any) -> Interpreter:
         """An interpreter of the run's program, here, as the run's would be: the run's
@@ -655,7 +635,7 @@ class Worker:
         )
         called = task.program if isinstance(task, BranchTask) else None
         if called is None:
-            return Interpreter(
+            interpreter = Interpreter(
                 self.module,
                 model,
                 program_path=self.program_path,
@@ -663,6 +643,8 @@ class Worker:
                 project_root=self.project_root,
                 **common,
             )
+            interpreter.branches = self.branches  # (the called program's are its caller's)
+            return interpreter
         # An item of a fan-out of a program the run called: an interpreter of that program.
         journal = self.store.journal
         text = journal.committed(called.key_prefix, PROGRAM_MARK, None)

@@ -68,9 +68,18 @@ def _run(
 
 
 def _items(url: str, run_id: str) -> dict[str, str]:
+    return {workflow_id: status for workflow_id, (status, _queue) in _queued(url, run_id).items()}
+
+
+def _queued(url: str, run_id: str) -> dict[str, tuple[str, str]]:
+    """The run's item and call workflows: their status and queue."""
     with engine.client(url) as client:
         found = client.list_workflows(name=branches.BRANCH_WORKFLOW, load_input=False)
-    return {w.workflow_id: w.status for w in found if w.workflow_id.startswith(run_id + "/")}
+    return {
+        w.workflow_id: (w.status, w.queue_name)
+        for w in found
+        if w.workflow_id.startswith(run_id + "/")
+    }
 
 
 def test_every_item_of_a_fan_out_is_a_workflow_of_the_branches_queue(tmp_path: Path) -> None:
@@ -135,6 +144,7 @@ def test_the_worker_s_default_is_the_engine_s() -> None:
     from openprose.cli import worker
 
     assert worker.DEFAULT_BRANCH_CONCURRENCY == branches.DEFAULT_BRANCH_CONCURRENCY
+    assert worker.DEFAULT_CONCURRENCY == branches.DEFAULT_CONCURRENCY
 
 
 def test_an_item_s_workflow_carries_neither_the_program_nor_the_collection(
@@ -529,8 +539,11 @@ def test_a_program_call_of_the_run_is_a_workflow_any_worker_executes(
     (tmp_path / "helper.prose").write_text(HELPER, encoding="utf-8")
     url, run_id, result = _run(tmp_path, CALLER, state=state)
     assert result.status == "success", result.error
-    # RUN/STEP:call, on the items' queue; its state made under the run's by its worker.
-    assert _items(url, run_id) == {f"{run_id}/2:call": "SUCCESS", f"{run_id}/3:call": "SUCCESS"}
+    # RUN/STEP:call, on the calls' queue; its state made under the run's by its worker.
+    assert _queued(url, run_id) == {
+        f"{run_id}/2:call": ("SUCCESS", branches.CALLS_QUEUE),
+        f"{run_id}/3:call": ("SUCCESS", branches.CALLS_QUEUE),
+    }
     assert _called_states(tmp_path, state, run_id) == ["local--helper-1", "local--helper-2"]
     here = tmp_path / "local"
     here.mkdir()
@@ -592,7 +605,7 @@ CALLS_FANNING = (
 
 
 @pytest.mark.parametrize("state", ["filesystem", "sqlite", "postgres"])
-def test_a_called_program_s_fan_outs_are_spread_from_the_run_s_process(
+def test_a_called_program_s_fan_outs_are_spread_by_the_worker_executing_the_call(
     tmp_path: Path, state: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from openprose.vm.engines.local import LocalExecutor
@@ -602,14 +615,16 @@ def test_a_called_program_s_fan_outs_are_spread_from_the_run_s_process(
     (tmp_path / "fanning.prose").write_text(FANNING, encoding="utf-8")
     url, run_id, result = _run(tmp_path, CALLS_FANNING, state=state)
     assert result.status == "success", result.error
-    # The call stays in the run's process (no RUN/2:call); its items and branches are
-    # workflows under the call's keys.
-    assert _items(url, run_id) == {
-        f"{run_id}/2/fanning:3@0": "SUCCESS",
-        f"{run_id}/2/fanning:3@1": "SUCCESS",
-        f"{run_id}/2/fanning:3@2": "SUCCESS",
-        f"{run_id}/2/fanning:4a": "SUCCESS",
-        f"{run_id}/2/fanning:4b": "SUCCESS",
+    # The call is a workflow on the calls' queue (it waits for its items, which are on
+    # the items' queue), its items and branches workflows under the call's keys.
+    items = branches.BRANCHES_QUEUE
+    assert _queued(url, run_id) == {
+        f"{run_id}/2:call": ("SUCCESS", branches.CALLS_QUEUE),
+        f"{run_id}/2/fanning:3@0": ("SUCCESS", items),
+        f"{run_id}/2/fanning:3@1": ("SUCCESS", items),
+        f"{run_id}/2/fanning:3@2": ("SUCCESS", items),
+        f"{run_id}/2/fanning:4a": ("SUCCESS", items),
+        f"{run_id}/2/fanning:4b": ("SUCCESS", items),
     }
     here = tmp_path / "local"
     here.mkdir()
@@ -622,7 +637,7 @@ def test_a_called_program_s_fan_outs_are_spread_from_the_run_s_process(
     if state == "filesystem":
         runs = [tmp_path / ".prose" / "runs" / run_id, here / ".prose" / "runs" / local.run_id]
         called = [run / "imports" / "local--fanning-1" for run in runs]
-        # The called program's narration and bindings, written by the run's process from
+        # The called program's narration and bindings, written by the call's worker from
         # what its items brought back, are the local engine's.
         narrations = [(c / "state.md").read_text("utf-8").splitlines()[1:-1] for c in called]
         assert narrations[0] == narrations[1] and len(narrations[0]) >= 8

@@ -79,6 +79,10 @@ APP_NAME = "openprose"
 APP_VERSION = "openprose-engine-1"
 BRANCH_WORKFLOW = "openprose.branch"
 BRANCHES_QUEUE = "openprose-branches"
+# Program calls have a queue of their own: a call waits for its program's items, which
+# would deadlock on a queue it shared with them (calls holding every slot).  Nothing on
+# the items' queue waits for a call (an item's calls run in the item's workflow).
+CALLS_QUEUE = "openprose-calls"
 CALL_MARK = ":call"  # a program call's workflow id: the run's (attempt's), /, its step key, this
 
 
@@ -90,6 +94,7 @@ def provider_queue(backend: str) -> str:
 
 BRANCH_QUEUES = (BRANCHES_QUEUE, *(provider_queue(b) for b in MODEL_BACKENDS))
 DEFAULT_BRANCH_CONCURRENCY = 16  # items a worker executes at once
+DEFAULT_CONCURRENCY = 4  # runs, and program calls, a worker executes at once
 _PROGRAMS_KEPT = 64  # runs whose program, fetcher and rate limit a process keeps
 POLL_SECONDS = 0.05  # how often a run asks which of its items have finished
 _FINISHED = ["SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS_EXCEEDED"]
@@ -226,6 +231,8 @@ async def execute_call(spec: RunSpec, run_id: str, task: CallTask) -> CallOutcom
     call_id = DBOS.workflow_id or branch_id(run_id, task)
     run_workflow = run_workflow_of(call_id, task)
     async with _worker(spec, run_id, run_workflow, task.key, task.trace) as worker:
+        # The called program's fan-outs are spread from here, as from the run's process.
+        worker.branches = DbosBranches(spec, run_id, run_workflow)
         return await unless_cancelled(call_id, run_call(task, worker))
 
 
@@ -492,7 +499,7 @@ class DbosBranches:
         a takeover finds it under the same id."""
         task = call_task(interpreter, ctx, source, name, inputs, where, trace_context())
         workflow_id = branch_id(self.workflow_id, task)
-        workflow = await self._awaited(task, workflow_id)
+        workflow = await self._awaited(task, workflow_id, CALLS_QUEUE)
         label = f"the call of {source}"
         if workflow.status == "CANCELLED":
             raise BackendFatal(f"{label} was cancelled")
@@ -506,15 +513,17 @@ class DbosBranches:
         finally:
             mark_applied(interpreter, key, workflow_id)
 
-    async def _awaited(self, task: BranchTask | CallTask, workflow_id: str) -> Any:
-        """``task`` as the workflow ``workflow_id``, enqueued and waited for; what DBOS
-        has of it once it ended.  A wait cancelled (a block's fail-fast, a race's loser)
-        cancels the workflow, unless this process is stopping: the worker taking the run
-        over collects it then."""
+    async def _awaited(
+        self, task: BranchTask | CallTask, workflow_id: str, queue: str | None = None
+    ) -> Any:
+        """``task`` as the workflow ``workflow_id``, enqueued (on ``queue``, else the
+        items') and waited for; what DBOS has of it once it ended.  A wait cancelled (a
+        block's fail-fast, a race's loser) cancels the workflow, unless this process is
+        stopping: the worker taking the run over collects it then."""
         waiting = True
         try:
-            queue = await outside_workflow(self._queue())
-            await outside_workflow(self._enqueue(queue, [task], [workflow_id]))
+            where = queue if queue is not None else await outside_workflow(self._queue())
+            await outside_workflow(self._enqueue(where, [task], [workflow_id]))
             while not (found := await outside_workflow(_finished([workflow_id]))):
                 await asyncio.sleep(POLL_SECONDS)
             waiting = False

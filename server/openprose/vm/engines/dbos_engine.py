@@ -53,7 +53,9 @@ from openprose.vm.engines.dbos_branches import (
     BRANCH_WORKFLOW,
     BRANCHES_QUEUE,
     CALL_MARK,
+    CALLS_QUEUE,
     DEFAULT_BRANCH_CONCURRENCY,
+    DEFAULT_CONCURRENCY,
     ITEM_TELEMETRY,
     LENT_BACKENDS,
     STOPPING,
@@ -496,12 +498,17 @@ async def recover_dead_executors() -> list[str]:
         executor = workflow.executor_id
         if executor is None or executor_alive(executor, beats):
             continue
-        queue = workflow.queue_name or (
-            BRANCHES_QUEUE if workflow.name == BRANCH_WORKFLOW else RUNS_QUEUE
-        )
+        queue = workflow.queue_name or _queue_of(workflow)
         if await asyncio.to_thread(_reenqueue, workflow.workflow_id, executor, queue):
             recovered.append(workflow.workflow_id)
     return recovered
+
+
+def _queue_of(workflow: Any) -> str:
+    """The queue a workflow is put back on when DBOS does not say which it was on."""
+    if workflow.name != BRANCH_WORKFLOW:
+        return RUNS_QUEUE
+    return CALLS_QUEUE if workflow.workflow_id.endswith(CALL_MARK) else BRANCHES_QUEUE
 
 
 def _reenqueue(workflow_id: str, executor_id: str, queue: str) -> bool:
@@ -516,7 +523,7 @@ async def work(
     url: str,
     *,
     concurrency: int,
-    queues: Sequence[str] = (RUNS_QUEUE, *BRANCH_QUEUES),
+    queues: Sequence[str] = (RUNS_QUEUE, CALLS_QUEUE, *BRANCH_QUEUES),
     branch_concurrency: int = DEFAULT_BRANCH_CONCURRENCY,
     rate_limits: Mapping[str, RateLimit | None] | None = None,
     global_concurrency: Mapping[str, int] | None = None,
@@ -544,6 +551,7 @@ async def work(
             polling_interval_sec=POLL_SECONDS,
             on_conflict="always_update",
         )
+        await _register_calls(concurrency, "always_update", runs_cap)
         items_cap = caps.get("branches")
         await _register_branches(branch_concurrency, "always_update", items_cap)
         await register_rate_limits(
@@ -562,6 +570,21 @@ async def work(
 
 def _within(concurrency: int, cap: int | None) -> int:
     return concurrency if cap is None else min(concurrency, cap)
+
+
+async def _register_calls(concurrency: int, on_conflict: Any, cap: int | None = None) -> None:
+    """The queue of the run's program calls: a call is a program run inside the run, so a
+    worker executes as many at once as runs (``--concurrency``), under the runs' global
+    cap; polled as often as items, which a call may be waiting to spread."""
+    from dbos import DBOS
+
+    await DBOS.register_queue_async(
+        CALLS_QUEUE,
+        worker_concurrency=_within(concurrency, cap),
+        global_concurrency=cap,
+        polling_interval_sec=BRANCH_POLL_SECONDS,
+        on_conflict=on_conflict,
+    )
 
 
 async def _register_branches(concurrency: int, on_conflict: Any, cap: int | None = None) -> None:
@@ -618,6 +641,7 @@ class DbosExecutor:
         # The run's configuration's, for queues no worker has registered yet.
         self.rate_limits = dict(rate_limits or {})
         self.items_cap = (global_concurrency or {}).get("branches")
+        self.runs_cap = (global_concurrency or {}).get("runs")
 
     async def run(
         self, spec: RunSpec, run_id: str, attachment: Attachment, *, resume: bool = False
@@ -629,7 +653,7 @@ class DbosExecutor:
 
         # It executes its own run's items too (and any other run's: the queue is shared),
         # beside the workers.
-        launch(self.url, this_executor(), list(BRANCH_QUEUES))
+        launch(self.url, this_executor(), [CALLS_QUEUE, *BRANCH_QUEUES])
         _ATTACHED[run_id] = attachment
         if attachment.backend is not None:
             LENT_BACKENDS[run_id] = attachment.backend
@@ -637,6 +661,7 @@ class DbosExecutor:
             ITEM_TELEMETRY[:] = [attachment.telemetry]
         running: asyncio.Future[Any] | None = None  # the workflow's task, in this process
         try:
+            await _register_calls(DEFAULT_CONCURRENCY, "never_update", self.runs_cap)
             await _register_branches(DEFAULT_BRANCH_CONCURRENCY, "never_update", self.items_cap)
             await register_rate_limits(
                 self.rate_limits, DEFAULT_BRANCH_CONCURRENCY, "never_update", self.items_cap
