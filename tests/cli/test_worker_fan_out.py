@@ -678,3 +678,44 @@ def test_a_called_program_s_items_survive_the_restart_of_their_only_worker(
     narration = (called / "state.md").read_text(encoding="utf-8").splitlines()
     assert narration.count("1→ ✓") == items, narration
     assert narration.count("1→ ∥done") == 1 and narration[-2] == "2→ report ✓"
+
+
+def test_a_call_whose_worker_dies_mid_fan_out_is_taken_over_and_narrates_each_item_once(
+    prose: Any,
+    tmp_path: Path,
+    workers: Callable[..., subprocess.Popen[str]],  # noqa: F811
+) -> None:
+    items = 80
+    (tmp_path / "study.prose").write_text(_studies(items, report=True), encoding="utf-8")
+    main = 'use "./study" as study\nlet r = study()\noutput done = r.report\n'
+    recording = tmp_path / "exchanges.jsonl"
+    run_id = _detach(
+        prose, tmp_path, main, "--concurrency", "48", "--offline-delay", "0.2",
+        "--record", str(recording),
+    )  # fmt: skip
+    # One worker executes the run and the items; another only the call, which spreads the
+    # items and applies their outcomes to the called program's state.
+    workers("--queues", "openprose-runs,openprose-branches", *WORKER_ARGS)
+    call_worker = workers("--queues", "openprose-calls", *WORKER_ARGS)
+    _wait_for(lambda: len(_exchanges(recording)) >= 20, 60)
+    call_worker.send_signal(signal.SIGKILL)
+    call_worker.wait()
+    _wait_for(
+        lambda: f"program call at step 2 of run {run_id} lost its worker" in _log(tmp_path, 0)
+    )
+    workers("--queues", "openprose-calls", *WORKER_ARGS)
+    _wait_for(lambda: _show(prose, run_id)["status"] in ("completed", "failed"), 120)
+    shown = _show(prose, run_id)
+    assert shown["status"] == "completed", shown["error"]
+    asked = Counter(_exchanges(recording))
+    # The items ran in the worker that lived: each asked once, the report too.
+    assert len(asked) == items + 1 and set(asked.values()) == {1}, asked
+    called = tmp_path / ".prose" / "runs" / run_id / "imports" / "local--study-1"
+    out = (called / "bindings" / "out.md").read_text(encoding="utf-8")
+    assert [int(n) for n in re.findall(r"#(\d+)#", out)] == list(range(items))
+    # Each item narrated once in the called program's state, by the dead call's worker or
+    # by the one that took the call over, and the join once.
+    narration = (called / "state.md").read_text(encoding="utf-8").splitlines()
+    assert narration.count("1→ ✓") == items, narration
+    assert narration.count("1→ ∥done") == 1 and narration[-2] == "2→ report ✓"
+    assert shown["dbos"]["calls"]["count"] == 1
