@@ -63,8 +63,8 @@ class Link:
 @dataclass(frozen=True)
 class CalledProgram:
     """The called program a fan-out is in, for a worker to run its items in it: its text is
-    in the run's journal (``PROGRAM_MARK`` under ``key_prefix``, written once by the run:
-    not in every item's task), its steps are keyed under ``key_prefix``."""
+    in the run's journal (``PROGRAM_MARK`` under ``key_prefix``, written once by the process
+    running the call: not in every item's task), its steps are keyed under ``key_prefix``."""
 
     key_prefix: str
     program_name: str
