@@ -685,7 +685,7 @@ def test_a_call_whose_worker_dies_mid_fan_out_is_taken_over_and_narrates_each_it
     tmp_path: Path,
     workers: Callable[..., subprocess.Popen[str]],  # noqa: F811
 ) -> None:
-    items = 80
+    items = 120
     (tmp_path / "study.prose").write_text(_studies(items, report=True), encoding="utf-8")
     main = 'use "./study" as study\nlet r = study()\noutput done = r.report\n'
     recording = tmp_path / "exchanges.jsonl"

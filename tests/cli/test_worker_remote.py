@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 # Fixtures: importing them makes them visible to this module's tests.
-from tests.cli.test_worker_command import _status, _wait_for, workers  # noqa: F401
+from tests.cli.test_worker_command import _log, _status, _wait_for, workers  # noqa: F401
 from tests.support.extras import require
 from tests.vm.test_remote import Registry, registry  # noqa: F401
 
@@ -164,15 +164,17 @@ def test_a_remote_program_s_fan_out_is_spread_by_the_worker_executing_its_call(
 
     registry.serve("/carol/survey", SURVEY)
     env = registry.env()
+    # Both workers up before the run is queued: each takes items (two at once).
+    for _ in range(2):
+        workers("--concurrency", "1", "--branch-concurrency", "2", **env)
+    _wait_for(lambda: all("takes runs" in _log(tmp_path, n) for n in range(2)))
     (tmp_path / "main.prose").write_text(CALLS_SURVEY, encoding="utf-8")
     done = prose(
         "run", "main.prose", "--allow-remote", "--engine", "dbos", "--detach",
-        "--offline-delay", "0.2", **env,
+        "--offline-delay", "0.3", **env,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     run_id = done.stdout.strip()
-    for _ in range(2):
-        workers("--concurrency", "1", "--branch-concurrency", "2", **env)
     _wait_for(lambda: _status(prose, run_id) == "completed", 60)
     with engine.client(f"sqlite:///{tmp_path / '.prose' / 'dbos.sqlite'}") as client:
         found = client.list_workflows(name="openprose.branch", load_input=False)
