@@ -575,14 +575,14 @@ def _within(concurrency: int, cap: int | None) -> int:
 async def _register_calls(concurrency: int, on_conflict: Any, cap: int | None = None) -> None:
     """The queue of the run's program calls: a call is a program run inside the run, so a
     worker executes as many at once as runs (``--concurrency``), under the runs' global
-    cap; polled as often as items, which a call may be waiting to spread."""
+    cap, and looks for them as often."""
     from dbos import DBOS
 
     await DBOS.register_queue_async(
         CALLS_QUEUE,
         worker_concurrency=_within(concurrency, cap),
         global_concurrency=cap,
-        polling_interval_sec=BRANCH_POLL_SECONDS,
+        polling_interval_sec=POLL_SECONDS,
         on_conflict=on_conflict,
     )
 
