@@ -120,6 +120,18 @@ def _items_running(tmp_path: Path, worker: subprocess.Popen[str]) -> int:
     return int(running)
 
 
+def _check_called_study(run_dir: Path, items: int) -> None:
+    """The state of the program ``_studies(items, report=True)`` the run called: every
+    item's answer bound in order, each item narrated once, the join once, then the
+    report."""
+    called = run_dir / "imports" / "local--study-1"
+    out = (called / "bindings" / "out.md").read_text(encoding="utf-8")
+    assert [int(n) for n in re.findall(r"#(\d+)#", out)] == list(range(items))
+    narration = (called / "state.md").read_text(encoding="utf-8").splitlines()
+    assert narration.count("1→ ✓") == items, narration
+    assert narration.count("1→ ∥done") == 1 and narration[-2] == "2→ report ✓"
+
+
 def _local_out(prose: Any, tmp_path: Path) -> list[str]:
     here = tmp_path / "local"
     here.mkdir()
@@ -670,14 +682,9 @@ def test_a_called_program_s_items_survive_the_restart_of_their_only_worker(
     assert len(asked) == items + 1, len(asked)  # every item's session and the report
     again = [key for key, times in asked.items() if times > 1]
     assert all(asked[key] == 2 for key in again) and len(again) <= 16, again
-    called = tmp_path / ".prose" / "runs" / run_id / "imports" / "local--study-1"
-    out = (called / "bindings" / "out.md").read_text(encoding="utf-8")
-    assert [int(n) for n in re.findall(r"#(\d+)#", out)] == list(range(items))
     # Its narration records each item once, though the process that wrote it died: the
     # items it had applied are not narrated again by the process taking the run over.
-    narration = (called / "state.md").read_text(encoding="utf-8").splitlines()
-    assert narration.count("1→ ✓") == items, narration
-    assert narration.count("1→ ∥done") == 1 and narration[-2] == "2→ report ✓"
+    _check_called_study(tmp_path / ".prose" / "runs" / run_id, items)
 
 
 def test_a_call_whose_worker_dies_mid_fan_out_is_taken_over_and_narrates_each_item_once(
@@ -710,12 +717,7 @@ def test_a_call_whose_worker_dies_mid_fan_out_is_taken_over_and_narrates_each_it
     asked = Counter(_exchanges(recording))
     # The items ran in the worker that lived: each asked once, the report too.
     assert len(asked) == items + 1 and set(asked.values()) == {1}, asked
-    called = tmp_path / ".prose" / "runs" / run_id / "imports" / "local--study-1"
-    out = (called / "bindings" / "out.md").read_text(encoding="utf-8")
-    assert [int(n) for n in re.findall(r"#(\d+)#", out)] == list(range(items))
     # Each item narrated once in the called program's state, by the dead call's worker or
-    # by the one that took the call over, and the join once.
-    narration = (called / "state.md").read_text(encoding="utf-8").splitlines()
-    assert narration.count("1→ ✓") == items, narration
-    assert narration.count("1→ ∥done") == 1 and narration[-2] == "2→ report ✓"
+    # by the one that took the call over.
+    _check_called_study(tmp_path / ".prose" / "runs" / run_id, items)
     assert shown["dbos"]["calls"]["count"] == 1
