@@ -104,19 +104,25 @@ def _check_no_completed_step_ran_again(keys: list[str], in_flight: int) -> None:
     assert len(again) <= in_flight, again
 
 
+def _system(tmp_path: Path, sql: str, *params: Any) -> list[Any]:
+    """Rows of the project's SQLite system database."""
+    system = sqlite3.connect(tmp_path / ".prose" / "dbos.sqlite", timeout=10)
+    try:
+        return system.execute(sql, params).fetchall()
+    finally:
+        system.close()
+
+
 def _items_running(tmp_path: Path, worker: subprocess.Popen[str]) -> int:
     """How many fan-out items ``worker`` is executing now (SQLite system database): a kill
     meant to leave items in flight waits for some (between two polls of its queue, a
     worker whose items all finished executes none)."""
-    system = sqlite3.connect(tmp_path / ".prose" / "dbos.sqlite", timeout=10)
-    try:
-        (running,) = system.execute(
-            "SELECT count(*) FROM workflow_status WHERE name = 'openprose.branch' "
-            "AND status = 'PENDING' AND executor_id = ?",
-            (f"{socket.gethostname()}:{worker.pid}",),
-        ).fetchone()
-    finally:
-        system.close()
+    [(running,)] = _system(
+        tmp_path,
+        "SELECT count(*) FROM workflow_status WHERE name = 'openprose.branch' "
+        "AND status = 'PENDING' AND executor_id = ?",
+        f"{socket.gethostname()}:{worker.pid}",
+    )
     return int(running)
 
 
@@ -537,21 +543,20 @@ def test_a_session_limit_holds_across_the_workers_of_a_run_s_items(
     # (each records its context budget as it goes; the tenth item's was refused, and the
     # run, failing fast, stopped the nine in flight).
     assert len(shown["context"]) == 9, shown["context"]
-    system = sqlite3.connect(tmp_path / ".prose" / "dbos.sqlite")
-    rows = system.execute(
+    rows = _system(
+        tmp_path,
         "SELECT DISTINCT executor_id FROM workflow_status "
         "WHERE name = 'openprose.branch' AND workflow_uuid LIKE ?",
-        (f"{run_id}/%",),
-    ).fetchall()
+        f"{run_id}/%",
+    )
     time.sleep(1.5)  # past the look for cancellations of the items still starting
-    sessions = system.execute(
-        "SELECT count(*) FROM openprose_spending WHERE budget = ? AND session", (run_id,)
-    ).fetchone()
-    system.close()
+    sessions = _system(
+        tmp_path, "SELECT count(*) FROM openprose_spending WHERE budget = ? AND session", run_id
+    )
     host = socket.gethostname()
     assert {executor for (executor,) in rows} == {f"{host}:{w.pid}" for w in started}
     # An item the failure cancelled as it started its session found the run's count too.
-    assert sessions == (9,)
+    assert sessions == [(9,)]
     assert len(_show(prose, run_id)["context"]) == 9
 
 
@@ -582,12 +587,10 @@ def test_a_limited_run_s_items_run_again_after_a_kill_are_not_counted_twice(
     assert "of run " + run_id in _log(tmp_path, 1)  # its items in flight were run again
     asked = Counter(_exchanges(recording))
     assert len(asked) == items + 1, asked
-    system = sqlite3.connect(tmp_path / ".prose" / "dbos.sqlite")
-    sessions = system.execute(
-        "SELECT count(*) FROM openprose_spending WHERE budget = ? AND session", (run_id,)
-    ).fetchone()
-    system.close()
-    assert sessions == (items + 1,)
+    sessions = _system(
+        tmp_path, "SELECT count(*) FROM openprose_spending WHERE budget = ? AND session", run_id
+    )
+    assert sessions == [(items + 1,)]
 
 
 def test_a_called_program_s_items_spread_over_two_workers(
@@ -609,13 +612,12 @@ def test_a_called_program_s_items_spread_over_two_workers(
     run_id = _detach(prose, tmp_path, main, "--concurrency", "40", "--offline-delay", "0.3")
     _wait_for((tmp_path / ".prose" / "runs" / run_id).is_dir)
     _wait_for(lambda: _show(prose, run_id)["status"] == "completed", 120)
-    system = sqlite3.connect(tmp_path / ".prose" / "dbos.sqlite")
-    rows = system.execute(
+    rows = _system(
+        tmp_path,
         "SELECT executor_id, count(*) FROM workflow_status "
         "WHERE name = 'openprose.branch' AND workflow_uuid LIKE ? GROUP BY executor_id",
-        (f"{run_id}/2/study:2@%",),
-    ).fetchall()
-    system.close()
+        f"{run_id}/2/study:2@%",
+    )
     host = socket.gethostname()
     # Each of the called program's items a workflow, executed by both workers.
     assert {executor for executor, _n in rows} == {f"{host}:{w.pid}" for w in started}
@@ -646,13 +648,12 @@ def test_a_call_waiting_for_its_items_leaves_them_a_slot_in_a_worker_of_one_of_e
     run_id = _detach(prose, tmp_path, main)
     workers("--concurrency", "1", "--branch-concurrency", "1")
     _wait_for(lambda: _show(prose, run_id)["status"] == "completed", 60)
-    system = sqlite3.connect(tmp_path / ".prose" / "dbos.sqlite")
-    rows = system.execute(
+    rows = _system(
+        tmp_path,
         "SELECT workflow_uuid, queue_name FROM workflow_status "
         "WHERE name = 'openprose.branch' AND workflow_uuid LIKE ? ORDER BY workflow_uuid",
-        (f"{run_id}/%",),
-    ).fetchall()
-    system.close()
+        f"{run_id}/%",
+    )
     assert rows == [(f"{run_id}/2/study:1@{i}", "openprose-branches") for i in range(4)] + [
         (f"{run_id}/2:call", "openprose-calls")
     ]
