@@ -140,6 +140,39 @@ def test_a_failing_item_fails_the_fan_out_as_here(tmp_path: Path) -> None:
     assert "no a" in result.error or "no b" in result.error
 
 
+def test_items_queued_while_the_system_database_is_locked_are_queued_once_it_is_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+
+    import sqlalchemy as sa
+
+    made = branches._client
+    refused: list[str] = []
+
+    def locked_once(engine: Any) -> Any:
+        client = made(engine)
+
+        class Locked:
+            def enqueue_in_transaction(self, connection: Any, options: Any, *args: Any) -> Any:
+                if not refused:  # the first window's first item, once
+                    refused.append(options["workflow_id"])
+                    raise sa.exc.OperationalError(
+                        "INSERT", {}, sqlite3.OperationalError("database is locked")
+                    )
+                return client.enqueue_in_transaction(connection, options, *args)
+
+        return Locked()
+
+    monkeypatch.setattr(branches, "_client", locked_once)
+    url, run_id, result = _run(tmp_path, FAN_OUT)
+    assert result.status == "success", result.error
+    assert refused == [f"{run_id}/1@0"]
+    # The window was queued again, whole, and each item ran once.
+    assert set(_items(url, run_id).values()) == {"SUCCESS"}
+    assert len(_items(url, run_id)) == 5
+
+
 def test_the_worker_s_default_is_the_engine_s() -> None:
     from openprose.cli import worker
 

@@ -115,6 +115,10 @@ def test_the_private_calls_of_dbos_the_engine_relies_on_are_there() -> None:
 
     assert callable(SystemDatabase.reenqueue_for_recovery)
     assert callable(SystemDatabase.run_migrations)
+    # ... and the items queued together retry as DBOS's own writes do.
+    from dbos._sys_db import db_retry
+
+    assert callable(db_retry(sys_db=None))
     # ... and a run cancelled while it runs stops as DBOS stops a cancelled workflow.
     from dbos._error import DBOSWorkflowCancelledError
 

@@ -558,22 +558,30 @@ def _enqueue_together(
     for the window a run fills, where DBOS.enqueue_workflow commits each (the run's loop
     waited for each in turn, and feeding three workers of 16 items was its bottleneck).
     An id already queued (a run taken over queues its items again) is left as it is, as
-    enqueue_workflow leaves it."""
+    enqueue_workflow leaves it.  As DBOS's own writes, it waits out a lost connection or a
+    locked SQLite file and tries again (the transaction is all or nothing, and a retried
+    insert finds the rows a commit left)."""
+    from dbos._sys_db import db_retry
+
     database = system_database()
-    with database.engine.begin() as connection:
-        for task, workflow_id in zip(tasks, ids, strict=True):
-            _client(database.engine).enqueue_in_transaction(
-                connection,
-                {
-                    "workflow_name": BRANCH_WORKFLOW,
-                    "queue_name": queue,
-                    "workflow_id": workflow_id,
-                    "app_version": APP_VERSION,
-                },
-                spec,
-                run_id,
-                task,
-            )
+
+    def together() -> None:
+        with database.engine.begin() as connection:
+            for task, workflow_id in zip(tasks, ids, strict=True):
+                _client(database.engine).enqueue_in_transaction(
+                    connection,
+                    {
+                        "workflow_name": BRANCH_WORKFLOW,
+                        "queue_name": queue,
+                        "workflow_id": workflow_id,
+                        "app_version": APP_VERSION,
+                    },
+                    spec,
+                    run_id,
+                    task,
+                )
+
+    db_retry(sys_db=database)(together)()
 
 
 _clients: list[tuple[Any, Any]] = []  # this process's DBOS engine, and its client
