@@ -69,6 +69,11 @@ from openprose.vm.interpreter import Options  # noqa: E402
 from openprose.vm.rundir import new_run_id  # noqa: E402
 
 
+def state_of(postgres_url: str | None) -> str:
+    """The runs' state backend beside a system database: PostgreSQL's, else the files'."""
+    return "postgres" if postgres_url else "filesystem"
+
+
 @dataclass(frozen=True)
 class Database:
     """Where a case keeps its runs and DBOS its workflows: SQLite and the filesystem in the
@@ -78,7 +83,7 @@ class Database:
 
     @property
     def state(self) -> str:
-        return "postgres" if self.admin_url else "filesystem"
+        return state_of(self.admin_url)
 
     @property
     def label(self) -> str:
@@ -105,7 +110,7 @@ class Case:
 
     @property
     def state(self) -> str:
-        return "postgres" if self.postgres_url else "filesystem"
+        return state_of(self.postgres_url)
 
     def environment(self) -> dict[str, str]:
         environment = dict(os.environ)

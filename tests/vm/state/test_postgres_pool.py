@@ -104,3 +104,18 @@ def test_an_unreachable_server_is_a_state_error_without_the_password(
         postgres_pool.close_all()
     assert "cannot connect to PostgreSQL at postgresql://u:***@127.0.0.1" in str(raised.value)
     assert "s3cret-pw" not in str(raised.value)
+
+
+def test_a_worker_without_the_pool_package_is_told_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sys
+
+    from openprose.vm.state import postgres_pool
+
+    monkeypatch.setitem(sys.modules, "psycopg_pool", None)  # import fails
+    with pytest.raises(StateError) as raised:
+        postgres_pool.borrow("postgresql://u:pw@127.0.0.1:1/db", 1)
+    assert str(raised.value) == (
+        "the postgres state backend's workers need psycopg-pool: pip install 'openprose[postgres]'"
+    )

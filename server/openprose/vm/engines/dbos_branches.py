@@ -564,11 +564,12 @@ def _enqueue_together(
     from dbos._sys_db import db_retry
 
     database = system_database()
+    client = _client(database.engine)
 
     def together() -> None:
         with database.engine.begin() as connection:
             for task, workflow_id in zip(tasks, ids, strict=True):
-                _client(database.engine).enqueue_in_transaction(
+                client.enqueue_in_transaction(
                     connection,
                     {
                         "workflow_name": BRANCH_WORKFLOW,

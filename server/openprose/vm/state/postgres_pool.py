@@ -34,8 +34,16 @@ _lock = threading.Lock()
 
 def borrow(url: str, connect_timeout: int) -> Any:
     """An autocommit connection to ``url``: one kept since an item gave it back, or a new
-    one; a StateError naming the server without its password if none can be had."""
-    import psycopg_pool
+    one; a StateError naming the server without its password if none can be had, or the
+    package to install if the pool is missing."""
+    try:
+        import psycopg_pool
+    except ImportError:
+        from openprose.vm.state.postgres import INSTALL
+
+        raise StateError(
+            f"the postgres state backend's workers need psycopg-pool: {INSTALL}"
+        ) from None
 
     pool = _pool(url, connect_timeout)
     try:
