@@ -722,3 +722,47 @@ def test_a_call_whose_worker_dies_mid_fan_out_is_taken_over_and_narrates_each_it
     # by the one that took the call over.
     _check_called_study(tmp_path / ".prose" / "runs" / run_id, items)
     assert shown["dbos"]["calls"]["count"] == 1
+
+
+def test_a_value_every_item_gets_is_summarised_once_for_the_run_on_two_workers(
+    prose: Any,
+    tmp_path: Path,
+    workers: Callable[..., subprocess.Popen[str]],  # noqa: F811
+) -> None:
+    items = 24
+    recording = tmp_path / "exchanges.jsonl"
+    # A value too long to pass as it is: each item's session gets its summary.
+    text = (
+        'input doc: "A long document"\n'
+        f"let out = parallel for x in [{_listed(items)}]:\n"
+        '  session "Study item #{x}#"\n'
+        "    context: doc\n"
+    )
+    started = [workers("--concurrency", "1", "--branch-concurrency", "6") for _ in range(2)]
+    _wait_for(lambda: all("takes runs" in _log(tmp_path, n) for n in range(2)))
+    doc = "A paragraph of the long document. " * 100
+    run_id = _detach(
+        prose, tmp_path, text, "--input", f"doc={doc}", "--concurrency", "24",
+        "--offline-delay", "0.3", "--record", str(recording),
+    )  # fmt: skip
+    _wait_for((tmp_path / ".prose" / "runs" / run_id).is_dir)
+    _wait_for(lambda: _show(prose, run_id)["status"] == "completed", 120)
+    rows = _system(
+        tmp_path,
+        "SELECT DISTINCT executor_id FROM workflow_status "
+        "WHERE name = 'openprose.branch' AND workflow_uuid LIKE ?",
+        f"{run_id}/%",
+    )
+    host = socket.gethostname()
+    assert {executor for (executor,) in rows} == {f"{host}:{w.pid}" for w in started}
+    asked = _exchanges(recording)
+    # Asked by the first item that wanted it, in one worker; the 23 others were given it.
+    assert len([key for key in asked if key.startswith("summary:")]) == 1, asked
+    assert len(asked) == items + 1
+    events = (tmp_path / ".prose" / "runs" / run_id / "events.jsonl").read_text(encoding="utf-8")
+    actions = [json.loads(line).get("action") for line in events.splitlines()]
+    assert actions.count("summarised") == 1
+    [summary] = _system(
+        tmp_path, "SELECT holder, answered FROM openprose_summaries WHERE attempt = ?", run_id
+    )
+    assert summary[0].startswith(f"{run_id}/2@") and summary[1]

@@ -34,6 +34,7 @@ from openprose.vm.interpreter import (
     Interpreter,
     Pending,
     Stage,
+    Summaries,
     letter,
 )
 from openprose.vm.remote import RemoteLoader, is_remote
@@ -606,6 +607,8 @@ class Worker:
     # Where a call's program spreads its fan-outs (None: here, as an item's nested ones,
     # which would wait for their items on the queue the item holds a slot of).
     branches: Branches | None = None
+    # Where its summaries are shared with the run's other parts (None: it asks its own).
+    summaries: Summaries | None = None
 
     def interpreter(self, task: BranchTask | CallTask, outcome: Any) -> Interpreter:
         """An interpreter of the run's program, here, as the run's would be: the run's
@@ -644,6 +647,7 @@ class Worker:
                 **common,
             )
             interpreter.branches = self.branches  # (the called program's are its caller's)
+            interpreter.summaries = self.summaries
             return interpreter
         # An item of a fan-out of a program the run called: an interpreter of that program.
         journal = self.store.journal
@@ -652,7 +656,7 @@ class Worker:
             text = journal.stored_commit(called.key_prefix, PROGRAM_MARK)
         if text is None:
             raise RuntimeError(f"the run's journal has no program called at {called.key_prefix}")
-        return Interpreter(
+        interpreter = Interpreter(
             parsed(text),
             model,
             program_path=Path(called.program_path) if called.program_path else None,
@@ -663,6 +667,8 @@ class Worker:
             fetched=called.fetched,
             **common,
         )
+        interpreter.summaries = self.summaries
+        return interpreter
 
 
 async def run_task(task: BranchTask, worker: Worker) -> BranchOutcome:

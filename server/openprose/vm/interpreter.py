@@ -230,6 +230,16 @@ class Ctx:
         return replace(self, scope=scope or self.scope, key=f"{self.key}{key}", **changes)
 
 
+class Summaries(Protocol):
+    """An engine's way of asking each of a run's summaries once when the run's parts have
+    interpreters in many processes (engines/dbos_summaries.py)."""
+
+    async def once(self, asked: SummaryRequest, ask: Callable[[], Awaitable[str]]) -> str:
+        """The summary ``asked``: ``ask`` asks, narrates and pays for it when this part of
+        the run is the first to want it; else the first one's answer."""
+        ...
+
+
 class Branches(Protocol):
     """An engine's way of running the items of a ``parallel for`` or ``pmap``, and the
     branches of a ``parallel:`` block, elsewhere (vm/branches.py)."""
@@ -392,6 +402,9 @@ class Interpreter:
         # Summaries asked in this run, by their journal key: a value passed to many
         # sessions at once is summarised (and paid for) once.
         self._summaries: dict[tuple[str, str], asyncio.Task[str]] = {}
+        # Where summaries are shared with the run's other interpreters (None: this one is
+        # the run's only one, or its called programs' caller).
+        self.summaries: Summaries | None = None
         self.last_budget: budgets.SessionBudget | None = None
         self.remote = remote  # None: remote programs are refused
         self.fetched = fetched  # this program came from the network
@@ -1196,7 +1209,13 @@ class Interpreter:
         key = exchange_key(asked)
         task = self._summaries.get(key)
         if task is None or (task.done() and (task.cancelled() or task.exception() is not None)):
-            task = asyncio.ensure_future(self._summarise(asked, node, ctx))
+            shared = self.summaries
+            if shared is None:
+                task = asyncio.ensure_future(self._summarise(asked, node, ctx))
+            else:
+                task = asyncio.ensure_future(
+                    shared.once(asked, lambda: self._summarise(asked, node, ctx))
+                )
             self._summaries[key] = task
         return await asyncio.shield(task)
 
@@ -1452,6 +1471,7 @@ class Interpreter:
         )
         # Its fan-outs are spread as the run's are, when it runs in the run's process.
         callee.branches = self.branches
+        callee.summaries = self.summaries
         try:
             result = await callee.run(inputs)
         except MissingInput as missing:

@@ -22,6 +22,7 @@ from openprose.vm.interpreter import (
     Interpreter,
     Options,
     RunResult,
+    Summaries,
 )
 from openprose.vm.remote import Fetched, RemoteLoader
 from openprose.vm.rundir import write_atomic
@@ -87,6 +88,7 @@ async def run_file(
     run_id: str | None = None,
     branches: Branches | None = None,
     budget: Budget | None = None,
+    summaries: Summaries | None = None,
 ) -> RunResult:
     """Check and run ``path``; its state goes under ``runs_root`` (None: no state) in the
     ``state`` backend (or in ``catalog``, when given).  ``project_root`` is where
@@ -109,7 +111,9 @@ async def run_file(
 
     ``branches`` runs the items of the run's fan-outs elsewhere (an engine's
     ``interpreter.Branches``); by default they are tasks of this process.  ``budget``
-    counts what the run spends against its limits (by default in this process)."""
+    counts what the run spends against its limits (by default in this process);
+    ``summaries`` shares the run's summaries with its items elsewhere (by default each is
+    asked once by this process)."""
     text, module = checked if checked is not None else load_checked(path)
     if fetched is not None and project_root is None:
         # A fetched program has no directory: project memory lives where it is run from.
@@ -152,6 +156,7 @@ async def run_file(
         budget=budget,
     )
     interpreter.branches = branches
+    interpreter.summaries = summaries
     try:
         if telemetry is None:
             return await interpreter.run(inputs)

@@ -9,8 +9,6 @@ import threading
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from openprose.vm.backends.offline import OfflineBackend
 from openprose.vm.engines.base import Attachment
 from openprose.vm.interpreter import Budget, Options
@@ -23,25 +21,6 @@ from tests.vm.engines.test_dbos_branches import _items, _run, _spec
 from tests.vm.vm_support import Recording
 
 require("dbos", "pip install 'openprose[dbos]'")
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def system_engine(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-    import sqlalchemy as sa
-
-    from openprose.vm.engines.dbos_budget import make_table
-
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'system.sqlite'}"
-    else:
-        url = request.getfixturevalue("postgres_db_url").replace(
-            "postgresql://", "postgresql+psycopg://", 1
-        )
-    engine = sa.create_engine(url)
-    make_table(engine)
-    make_table(engine)  # a second worker finds it made
-    yield engine
-    engine.dispose()
 
 
 def _budget(engine: Any, attempt: str) -> Any:

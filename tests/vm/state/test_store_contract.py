@@ -152,6 +152,26 @@ def test_journal_steps_round_trip_after_reopening(durable_catalog: Catalog) -> N
     reopened.close()
 
 
+def test_an_item_s_journal_holds_its_own_steps_and_the_run_s_summaries(
+    durable_catalog: Catalog,
+) -> None:
+    store = create(durable_catalog)
+    for kind, key in [
+        ("session", "2@1.1#attempt1"),
+        ("session", "2@10.1#attempt1"),  # another item's: its key only starts alike
+        ("session", "3#attempt1"),
+        ("summarise", "summary:0123abcd:2000"),  # keyed by content, wherever it was asked
+    ]:
+        store.journal.record_step(StepRecord(kind, key, "h", {"text": key}, None))
+    item = durable_catalog.branch_journal(store.run_id, "2@1.")
+    assert sorted(item.steps) == [
+        ("session", "2@1.1#attempt1"),
+        ("summarise", "summary:0123abcd:2000"),
+    ]
+    item.close()
+    store.close()
+
+
 def test_numbers_are_kept_per_step_and_counted_on_from_before_counters(
     catalog: Catalog,
 ) -> None:

@@ -67,6 +67,7 @@ from openprose.vm.telemetry import attach_trace, trace_context
 if TYPE_CHECKING:
     from openprose.syntax import tree as t
     from openprose.vm.backends.base import Backend
+    from openprose.vm.engines.dbos_summaries import SharedSummaries
     from openprose.vm.interpreter import Budget, Called, Ctx, Interpreter, Stage
     from openprose.vm.remote import RemoteLoader
     from openprose.vm.scope import Scope
@@ -167,6 +168,24 @@ def shared_budget(spec: RunSpec, run_workflow: str) -> Callable[[], Budget] | No
     )
 
 
+def shared_summaries(run_workflow: str, workflow_id: str) -> SharedSummaries:
+    """The summaries of the run's attempt ``run_workflow`` as its workflow ``workflow_id``
+    (the run's own, an item's, a call's) asks them (dbos_summaries)."""
+    from openprose.vm.engines.dbos_summaries import SharedSummaries
+
+    return SharedSummaries(system_database().engine, run_workflow, workflow_id, workflow_ended)
+
+
+async def workflow_ended(workflow_id: str) -> bool:
+    """Whether the workflow ``workflow_id`` is over (or gone), as DBOS holds it."""
+    from dbos import DBOS
+
+    found = await outside_workflow(
+        DBOS.list_workflows_async(workflow_ids=[workflow_id], load_input=False, load_output=False)
+    )
+    return not found or found[0].status not in ("PENDING", "ENQUEUED", "DELAYED")
+
+
 # The rate limit of each run's backend, as this process first read it for the run.
 _limits: dict[str, tuple[int, float] | None] = {}
 
@@ -218,7 +237,7 @@ async def execute_branch(spec: RunSpec, run_id: str, task: BranchTask) -> Branch
 
     item_id = DBOS.workflow_id or branch_id(run_id, task)
     run_workflow = run_workflow_of(item_id, task)
-    async with _worker(spec, run_id, run_workflow, task.branch_key, task.trace) as worker:
+    async with _worker(spec, run_id, run_workflow, item_id, task.branch_key, task.trace) as worker:
         return await unless_cancelled(item_id, run_task(task, worker))
 
 
@@ -230,7 +249,7 @@ async def execute_call(spec: RunSpec, run_id: str, task: CallTask) -> CallOutcom
 
     call_id = DBOS.workflow_id or branch_id(run_id, task)
     run_workflow = run_workflow_of(call_id, task)
-    async with _worker(spec, run_id, run_workflow, task.key, task.trace) as worker:
+    async with _worker(spec, run_id, run_workflow, call_id, task.key, task.trace) as worker:
         # The called program's fan-outs are spread from here, as from the run's process.
         worker.branches = DbosBranches(spec, run_id, run_workflow)
         return await unless_cancelled(call_id, run_call(task, worker))
@@ -238,12 +257,18 @@ async def execute_call(spec: RunSpec, run_id: str, task: CallTask) -> CallOutcom
 
 @contextlib.asynccontextmanager
 async def _worker(
-    spec: RunSpec, run_id: str, run_workflow: str, under: str, trace: dict[str, str]
+    spec: RunSpec,
+    run_id: str,
+    run_workflow: str,
+    workflow_id: str,
+    under: str,
+    trace: dict[str, str],
 ) -> AsyncIterator[Worker]:
-    """What this process runs an item or a call of the run with: the run's program (read
-    from its workflow ``run_workflow``), its backend (paced by the rate limit), the run's
-    journal read under the step key ``under``, and the run's state; ``trace``: the run's
-    trace context, which its spans join."""
+    """What this process runs an item or a call (the workflow ``workflow_id``) of the run
+    with: the run's program (read from its workflow ``run_workflow``), its backend (paced
+    by the rate limit), the run's journal read under the step key ``under``, the run's
+    state, and the run's summaries; ``trace``: the run's trace context, which its spans
+    join."""
     if not spec.text:
         spec = replace(spec, text=await outside_workflow(_program_of(run_workflow)))
     backend = await outside_workflow(
@@ -268,6 +293,7 @@ async def _worker(
             telemetry=telemetry,
             remote=_remote_loader(run_id, spec),
             budget=shared_budget(spec, run_workflow),
+            summaries=shared_summaries(run_workflow, workflow_id),
         )
     finally:
         if detach is not None:

@@ -23,7 +23,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-from openprose.vm.engines.dbos_tables import make, serialise
+from openprose.vm.engines.dbos_tables import insert, make, serialise
 from openprose.vm.interpreter import Budget
 
 SPEND_TABLE = "openprose_spending"
@@ -88,7 +88,7 @@ class SharedBudget(Budget):
             # The insert first: the count below is then taken under the lock that
             # serialises every start on SQLite too.
             row = dict(budget=self.budget, key=key, session=True, cost=0.0, tokens=0)
-            inserted = connection.execute(_insert(self.engine, table, row).on_conflict_do_nothing())
+            inserted = connection.execute(insert(self.engine, table, row).on_conflict_do_nothing())
             if inserted.rowcount == 0 or limit is None:
                 return True  # (a row already: this session was counted when first asked)
             mine = table.c.budget == self.budget
@@ -105,7 +105,7 @@ class SharedBudget(Budget):
         row = dict(budget=self.budget, key=key, session=False, cost=cost, tokens=tokens)
         with self.engine.begin() as connection:
             # Set, not added: a call answered again for a step run again is the same call.
-            statement = _insert(self.engine, table, row)
+            statement = insert(self.engine, table, row)
             connection.execute(
                 statement.on_conflict_do_update(
                     index_elements=[table.c.budget, table.c.key],
@@ -125,12 +125,3 @@ class SharedBudget(Budget):
                 ).where(table.c.budget == self.budget)
             ).one()
         return float(cost), int(tokens)
-
-
-def _insert(engine: Any, table: Any, row: dict[str, Any]) -> Any:
-    """An INSERT of ``row`` in the dialect of ``engine``, which says what to do on a
-    conflict."""
-    from sqlalchemy.dialects import postgresql, sqlite
-
-    dialect = postgresql if engine.dialect.name == "postgresql" else sqlite
-    return dialect.insert(table).values(**row)

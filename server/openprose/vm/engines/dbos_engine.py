@@ -65,11 +65,13 @@ from openprose.vm.engines.dbos_branches import (
     paced_backend,
     provider_queue,
     shared_budget,
+    shared_summaries,
     system_database,
     unless_cancelled,
 )
 from openprose.vm.engines.dbos_budget import make_table as make_spending_table
 from openprose.vm.engines.dbos_pacing import make_table as make_pacing_table
+from openprose.vm.engines.dbos_summaries import make_table as make_summaries_table
 from openprose.vm.engines.dbos_tables import make as make_table
 
 if TYPE_CHECKING:
@@ -361,6 +363,8 @@ async def execute(spec: RunSpec) -> RunResult:
         "remote": spec.remote(),
         "fetched": spec.fetched,
     }
+    # A summary is asked once by the run and its items and calls, wherever they run.
+    resources["summaries"] = shared_summaries(workflow_id, workflow_id)
     # A spending limit is counted with its items and calls, wherever they run.
     budget = shared_budget(spec, workflow_id)
     if budget is not None:
@@ -465,6 +469,7 @@ def launch(url: str, executor_id: str, queues: Sequence[str]) -> None:
     _heartbeat.append(_Heartbeat(system_database().engine, executor_id))
     make_pacing_table(system_database().engine)
     make_spending_table(system_database().engine)
+    make_summaries_table(system_database().engine)
 
 
 _heartbeat: list[_Heartbeat] = []

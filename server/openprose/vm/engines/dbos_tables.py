@@ -1,5 +1,5 @@
 """The engine's own tables in DBOS's system database (executors' heartbeats, rate-limit
-windows, spending): made at a process's launch, and serialised where two workers must not
+windows, spending, summaries): made at a process's launch, and serialised where two workers must not
 count at once.  Imported only by the dbos engine."""
 
 from __future__ import annotations
@@ -27,3 +27,12 @@ def serialise(engine: Any, connection: Any, name: str) -> None:
 
         lock = zlib.crc32(name.encode())
         connection.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": lock})
+
+
+def insert(engine: Any, table: Any, row: dict[str, Any]) -> Any:
+    """An INSERT of ``row`` in the dialect of ``engine``, which says what to do on a
+    conflict."""
+    from sqlalchemy.dialects import postgresql, sqlite
+
+    dialect = postgresql if engine.dialect.name == "postgresql" else sqlite
+    return dialect.insert(table).values(**row)

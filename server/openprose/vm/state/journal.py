@@ -174,19 +174,22 @@ class Journal:
 
     def load(self, under: str = "") -> None:
         """Read the run's steps and commits (once, when a run is resumed); ``under``: only
-        those of step keys that start with it (one item of a fan-out, in another process)."""
+        those of step keys that start with it (one item of a fan-out, in another process),
+        and the run's summaries, which are keyed by their content, not by a step."""
         where = "WHERE run_id = ?"
         params: tuple[object, ...] = (self.run_id,)
         if under:
             where += " AND substr(key, 1, ?) = ?"
             params = (self.run_id, len(under), under)
+        steps = where.replace("substr(key, 1, ?) = ?", "(substr(key, 1, ?) = ? OR kind = ?)")
+        step_params = (*params, "summarise") if under else params
         with self._transaction() as cursor:
             cursor.execute(
                 self._sql(
                     "SELECT kind, key, hash, result, error, input_tokens, output_tokens, "
-                    "cache_read_tokens, cache_write_tokens, cost FROM {p}journal_steps " + where
+                    "cache_read_tokens, cache_write_tokens, cost FROM {p}journal_steps " + steps
                 ),
-                params,
+                step_params,
             )
             for row in cursor.fetchall():
                 kind, key, hashed, result, error, i, o, cr, cw, cost = row
