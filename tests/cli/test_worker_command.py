@@ -473,3 +473,71 @@ def test_a_worker_with_otel_traces_its_runs_and_their_items(
     for span in items:
         assert span["context"]["trace_id"] == workflow["context"]["trace_id"]
         assert span["parent_id"] == workflow["context"]["span_id"]
+
+
+def _held(tmp_path: Path, run_id: str) -> dict[str, int]:
+    """What the SQLite system database holds of a run: its workflows (attempts, items,
+    calls), their recorded steps, and the engine's rows of its attempts (a table no worker
+    made holds none)."""
+    system = sqlite3.connect(tmp_path / ".prose" / "dbos.sqlite", timeout=10)
+    tables = {name for (name,) in system.execute("SELECT name FROM sqlite_master")}
+    held = {}
+    try:
+        for what, table, column in [
+            ("workflows", "workflow_status", "workflow_uuid"),
+            ("steps", "operation_outputs", "workflow_uuid"),
+            ("spending", "openprose_spending", "budget"),
+            ("summaries", "openprose_summaries", "attempt"),
+        ]:
+            query = f"SELECT count(*) FROM {table} WHERE {column} = ? OR {column} LIKE ?"
+            found = system.execute(query, (run_id, f"{run_id}/%")) if table in tables else None
+            held[what] = found.fetchone()[0] if found is not None else 0
+    finally:
+        system.close()
+    return held
+
+
+SUMMARISED = (
+    'input doc: "A long document"\n'
+    'let out = parallel for x in ["a", "b", "c"]:\n'
+    '  session "Study {x}"\n'
+    "    context: doc\n"
+)
+
+
+def test_removing_a_dbos_run_removes_what_the_engine_holds_of_it(
+    prose: Any, tmp_path: Path
+) -> None:
+    (tmp_path / "main.prose").write_text(SUMMARISED, encoding="utf-8")
+    doc = "doc=" + "A paragraph of the long document. " * 100
+    ran = [
+        prose("run", "main.prose", "--engine", "dbos", "--json", "--input", doc,
+              "--max-sessions", "10")
+        for _ in range(2)
+    ]  # fmt: skip
+    assert all(done.returncode == 0 for done in ran), [done.stderr for done in ran]
+    gone, kept = (json.loads(done.stdout)["run_id"] for done in ran)
+    before = _held(tmp_path, gone)
+    # The run, its three items; their sessions counted, the summary claimed.
+    assert before["workflows"] == 4 and before["spending"] == 3 and before["summaries"] == 1
+    done = prose("runs", "rm", gone, "--yes")
+    assert done.returncode == 0, done.stderr
+    assert not (tmp_path / ".prose" / "runs" / gone).exists()
+    assert _held(tmp_path, gone) == {"workflows": 0, "steps": 0, "spending": 0, "summaries": 0}
+    assert _held(tmp_path, kept) == before  # the other run's are left as they were
+    assert _status(prose, kept) == "completed"
+    again = prose("runs", "rm", gone, "--yes")
+    assert again.returncode == 2 and f"no run {gone!r}" in again.stderr, again.stderr
+
+
+def test_a_queued_dbos_run_is_removed_only_once_cancelled(prose: Any, tmp_path: Path) -> None:
+    run_id = _detach(prose, tmp_path, SEQUENTIAL)
+    refused = prose("runs", "rm", run_id, "--yes")
+    assert refused.returncode == 2, refused.stderr
+    assert f"run {run_id} is queued on the dbos engine" in refused.stderr
+    assert _status(prose, run_id) == "queued"
+    assert prose("runs", "cancel", run_id).returncode == 0
+    # It has no state (no worker began it): what the engine holds of it is removed.
+    done = prose("runs", "rm", run_id, "--yes")
+    assert done.returncode == 0, done.stderr
+    assert _held(tmp_path, run_id)["workflows"] == 0

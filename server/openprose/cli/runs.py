@@ -497,21 +497,86 @@ def remove_run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     from openprose.vm.state import StateError
     from openprose.vm.state.journal import process_alive
 
-    catalog, info = find(args, args.run_id)
-    if info.status == "running" and process_alive(info.pid, info.host):
-        raise UsageError(f"run {info.run_id} is still running (process {info.pid}): stop it first")
+    run_id = args.run_id
+    try:
+        catalog, info = find(args, run_id)
+    except UsageError:
+        # A run only the dbos engine has: queued, then cancelled before a worker began it.
+        url = _engine_of(args, None)
+        if url is None or not _on_engine(url, run_id):
+            raise
+        catalog = info = None
+    else:
+        if info.status == "running" and process_alive(info.pid, info.host):
+            raise UsageError(f"run {run_id} is still running (process {info.pid}): stop it first")
+        url = _engine_of(args, info.state)
+    if url is not None and not _require_over(url, run_id):
+        url = None
     if not args.yes:
         if not sys.stdin.isatty():
-            raise UsageError(f"removing run {info.run_id} needs --yes when not asked on a terminal")
-        if not confirm(f"remove run {info.run_id} and all its state?", stderr):
+            raise UsageError(f"removing run {run_id} needs --yes when not asked on a terminal")
+        if not confirm(f"remove run {run_id} and all its state?", stderr):
             print("prose: nothing removed", file=stderr)
             return EXIT_FAILED
-    try:
-        catalog.remove(info.run_id)
-    except (StateError, OSError) as error:
-        raise UsageError(f"cannot remove run {info.run_id}: {error}") from None
-    print(f"prose: removed run {info.run_id}", file=stderr)
+    if catalog is not None:
+        try:
+            catalog.remove(run_id)
+        except (StateError, OSError) as error:
+            raise UsageError(f"cannot remove run {run_id}: {error}") from None
+    if url is not None:
+        _forget(url, run_id, removed=catalog is not None)
+    print(f"prose: removed run {run_id}", file=stderr)
     return EXIT_OK
+
+
+def _engine_of(args: argparse.Namespace, state: str | None) -> str | None:
+    """The dbos engine's system database of a run kept in ``state`` (None: there is none
+    here, or DBOS is not installed: then no run here was ever on it)."""
+    from openprose.vm.engines.dbos_engine import EngineError, require_dbos
+
+    url = dbos_url(args, state)
+    if url is None:
+        return None
+    try:
+        require_dbos()
+    except EngineError:
+        return None
+    return url
+
+
+def _on_engine(url: str, run_id: str) -> bool:
+    from openprose.vm.engines.dbos_engine import EngineError, workflows_of
+
+    try:
+        return workflows_of(url, run_id) is not None
+    except EngineError:
+        return False
+
+
+def _require_over(url: str, run_id: str) -> bool:
+    """A usage error while the dbos engine has an attempt of the run queued or running
+    (removing its state would fail the worker taking it over); False: the database has
+    nothing of DBOS (it was never used here)."""
+    from openprose.vm.engines.dbos_engine import EngineError, NotOver, require_over
+
+    try:
+        require_over(url, run_id)
+    except NotOver as error:
+        raise UsageError(str(error)) from None
+    except EngineError:
+        return False
+    return True
+
+
+def _forget(url: str, run_id: str, *, removed: bool) -> None:
+    """Remove what the dbos engine holds of the run, after its state (``removed``)."""
+    from openprose.vm.engines.dbos_engine import EngineError, forget
+
+    try:
+        forget(url, run_id)
+    except EngineError as error:
+        done = f"removed run {run_id}'s state, but not" if removed else "cannot remove"
+        raise UsageError(f"{done} what the dbos engine holds of it: {error}") from None
 
 
 # ---------------------------------------------------------------------- resume

@@ -20,6 +20,7 @@ import pytest
 from openprose.vm.engines import dbos_branches as branches
 from openprose.vm.engines import dbos_engine as engine
 from openprose.vm.engines.base import Attachment, RunSpec
+from openprose.vm.interpreter import Options
 from openprose.vm.rundir import new_run_id
 
 # A fixture (it skips without PostgreSQL locally, and fails under CI).
@@ -291,3 +292,46 @@ def test_a_worker_names_the_workflows_it_recovers() -> None:
     assert engine.described(f"{run}/attempt-2/3:call") == (
         f"program call at step 3 of run {run} (attempt 2)"
     )
+
+
+@pytest.mark.parametrize("state", ["sqlite", "postgres"])
+def test_forgetting_a_run_removes_its_workflows_and_the_engine_s_rows_of_it(
+    tmp_path: Path, state: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlalchemy as sa
+
+    from tests.vm.engines.test_dbos_branches import _run as _run_here
+    from tests.vm.engines.test_dbos_summaries import SHARED
+
+    if state == "postgres":
+        monkeypatch.setenv("OPENPROSE_POSTGRES_URL", request.getfixturevalue("postgres_db_url"))
+    options = Options(jitter=False, verbatim_below=10, max_sessions=20)
+    runs = []
+    for _ in range(2):
+        url, run_id, result = _run_here(tmp_path, SHARED, options, state=state)
+        assert result.status == "success", result.error
+        runs.append(run_id)
+    gone, kept = runs
+
+    def held(run_id: str) -> tuple[int, int, int]:
+        with engine.client(url) as dbos_client:
+            workflows = dbos_client.list_workflows(workflow_id_prefix=run_id, load_input=False)
+            with dbos_client._sys_db.engine.connect() as connection:
+                rows = [
+                    connection.execute(
+                        sa.text(f"SELECT count(*) FROM {table} WHERE {column} = :run"),
+                        {"run": run_id},
+                    ).scalar_one()
+                    for table, column in [
+                        ("openprose_spending", "budget"),
+                        ("openprose_summaries", "attempt"),
+                    ]
+                ]
+        return len(workflows), rows[0], rows[1]
+
+    before = held(gone)
+    assert before == (7, 8, 1)  # the run and its six items; eight sessions; one summary
+    assert engine.forget(url, gone) == 7
+    assert held(gone) == (0, 0, 0)
+    assert held(kept) == before
+    assert engine.forget(url, gone) == 0

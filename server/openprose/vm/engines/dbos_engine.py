@@ -837,6 +837,44 @@ def cancel(url: str, run_id: str) -> None:
             dbos_client.cancel_workflows([item.workflow_id for item in items])
 
 
+def forget(url: str, run_id: str) -> int:
+    """Remove what the dbos engine holds of a run that is over: the workflows of its
+    attempts, items and calls (with their steps, inputs, outputs and messages), and the
+    engine's rows of its attempts (spending, summaries).  NotOver while an attempt is
+    queued or running.  The number of workflows removed (0: the engine never had it)."""
+    with client(url) as dbos_client:
+        found = dbos_client.list_workflows(
+            workflow_id_prefix=run_id, load_input=False, load_output=False
+        )
+        mine = [w.workflow_id for w in found if run_of(w.workflow_id) == run_id]
+        if not mine:
+            return 0
+        next_attempt(found, run_id)  # NotOver while one is not over
+        # (Its items and calls are not DBOS children of its workflow: each is named by
+        # the prefix of their ids, RUN/4@17, RUN/attempt-2/3:call.)
+        dbos_client.delete_workflows(mine)
+        runs = [w.workflow_id for w in attempts(found, run_id)]
+        # The engine's own rows, in DBOS's engine (private in dbos 3.4; tested).
+        forget_rows(dbos_client._sys_db.engine, runs)
+    return len(mine)
+
+
+def forget_rows(system: Any, runs: Sequence[str]) -> None:
+    """The engine's rows of the attempts ``runs`` (workflow ids) in the system database
+    ``system``: their spending and their summaries' claims."""
+    import sqlalchemy as sa
+
+    from openprose.vm.engines.dbos_budget import SPEND_TABLE
+    from openprose.vm.engines.dbos_summaries import SUMMARIES_TABLE
+
+    tables = sa.inspect(system).get_table_names()
+    with system.begin() as connection:
+        for table, column in ((SPEND_TABLE, "budget"), (SUMMARIES_TABLE, "attempt")):
+            if table in tables:  # (made by the first worker that ran a run here)
+                rows = sa.table(table, sa.column(column))
+                connection.execute(rows.delete().where(rows.c[column].in_(list(runs))))
+
+
 def queued(url: str) -> list[tuple[str, RunSpec, float]]:
     """The runs waiting on the queue, oldest first: id, spec, when queued (epoch seconds).
     With them the runs a worker has just taken, which may not be in their state yet."""
