@@ -54,8 +54,8 @@ def test_list_shows_runs_newest_first_with_their_summary(prose: Any, tmp_path: P
     assert [r["run_id"] for r in only] == [sqlite]
 
 
-def test_an_interrupted_run_is_listed_as_interrupted(prose: Any, tmp_path: Path) -> None:
-    # A run whose process died without closing it: created by a child that exits at once.
+def _interrupted_run(tmp_path: Path) -> str:
+    """A run whose process died without closing it: created by a child that exits at once."""
     script = (
         "import sys; from pathlib import Path; from openprose.vm.state import open_catalog; "
         "store = open_catalog('filesystem', Path('.prose/runs')).create("
@@ -64,7 +64,11 @@ def test_an_interrupted_run_is_listed_as_interrupted(prose: Any, tmp_path: Path)
     child = subprocess.run(
         [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, check=True
     )
-    run_id = child.stdout.strip()
+    return child.stdout.strip()
+
+
+def test_an_interrupted_run_is_listed_as_interrupted(prose: Any, tmp_path: Path) -> None:
+    run_id = _interrupted_run(tmp_path)
     listed = json.loads(prose("runs", "list", "--json").stdout)
     assert [(r["run_id"], r["status"]) for r in listed] == [(run_id, "interrupted")]
 
@@ -193,3 +197,70 @@ def test_runs_and_state_of_the_postgres_backend(
     removed = prose("runs", "rm", run_id, "--state", "postgres", "--yes", **env)
     assert removed.returncode == 0, removed.stderr
     assert json.loads(prose("runs", "list", "--state", "postgres", "--json", **env).stdout) == []
+
+
+def _backdate(tmp_path: Path, run_id: str, days: float) -> None:
+    """Move a run's start and end ``days`` into the past, in its journal (filesystem:
+    journal.db, sqlite: state.db, whose tables are prefixed)."""
+    import sqlite3
+
+    run_dir = tmp_path / ".prose" / "runs" / run_id
+    for name, table in (("journal.db", "journal_runs"), ("state.db", "x_journal_runs")):
+        if (run_dir / name).is_file():
+            journal = sqlite3.connect(run_dir / name)
+            with journal:
+                journal.execute(
+                    f"UPDATE {table} SET started_at = started_at - ?, "
+                    "ended_at = ended_at - ? WHERE run_id = ?",
+                    (days * 86400, days * 86400, run_id),
+                )
+            journal.close()
+            return
+    raise AssertionError(f"no journal in {run_dir}")
+
+
+def test_prune_removes_the_runs_that_ended_before_the_age_given(prose: Any, tmp_path: Path) -> None:
+    old = make_run(prose, tmp_path)
+    old_failed = make_run(prose, tmp_path, "--max-sessions", "1")
+    old_sqlite = make_run(prose, tmp_path, "--state", "sqlite")
+    recent = make_run(prose, tmp_path)
+    for run_id in (old, old_failed, old_sqlite):
+        _backdate(tmp_path, run_id, 40)
+    listed = prose("runs", "prune", "--older-than", "30d", "--dry-run")
+    assert listed.returncode == 0, listed.stderr
+    assert sorted(listed.stdout.split()) == sorted([old, old_failed, old_sqlite])
+    assert "3 runs ended before" in listed.stderr and "nothing removed" in listed.stderr
+    assert len(json.loads(prose("runs", "list", "--json").stdout)) == 4
+    refused = prose("runs", "prune", "--older-than", "30d")
+    assert refused.returncode == 2 and "needs --yes" in refused.stderr
+    done = prose("runs", "prune", "--older-than", "30d", "--yes")
+    assert done.returncode == 0, done.stderr
+    assert sorted(done.stdout.split()) == sorted([old, old_failed, old_sqlite])
+    assert [r["run_id"] for r in json.loads(prose("runs", "list", "--json").stdout)] == [recent]
+    assert not (tmp_path / ".prose" / "runs" / old).exists()
+    again = prose("runs", "prune", "--older-than", "1w", "--yes")
+    assert again.returncode == 0 and again.stdout == "" and "no run ended before" in again.stderr
+
+
+def test_prune_keeps_interrupted_runs_which_can_be_resumed(prose: Any, tmp_path: Path) -> None:
+    interrupted = _interrupted_run(tmp_path)
+    _backdate(tmp_path, interrupted, 40)
+    done = prose("runs", "prune", "--older-than", "1d", "--yes")
+    assert done.returncode == 0 and done.stdout == "", done.stderr
+    [listed] = json.loads(prose("runs", "list", "--json").stdout)
+    assert (listed["run_id"], listed["status"]) == (interrupted, "interrupted")
+
+
+@pytest.mark.parametrize("given", ["30", "thirty days", "30y", "-3d", "d"])
+def test_prune_needs_an_age_with_its_unit(prose: Any, tmp_path: Path, given: str) -> None:
+    done = prose("runs", "prune", f"--older-than={given}", "--yes")
+    assert done.returncode == 2
+    assert f"{given!r} is not an age: a number and a unit" in done.stderr
+
+
+def test_ages_are_read_in_seconds() -> None:
+    from openprose.cli.runs import age
+
+    assert [age(t) for t in ("45s", "90m", "12h", "30d", "1.5w", " 2d ")] == [
+        45, 5400, 43200, 2592000, 907200, 172800,
+    ]  # fmt: skip

@@ -541,3 +541,30 @@ def test_a_queued_dbos_run_is_removed_only_once_cancelled(prose: Any, tmp_path: 
     done = prose("runs", "rm", run_id, "--yes")
     assert done.returncode == 0, done.stderr
     assert _held(tmp_path, run_id)["workflows"] == 0
+
+
+def test_pruning_removes_old_dbos_runs_with_what_the_engine_holds_but_not_queued_ones(
+    prose: Any, tmp_path: Path
+) -> None:
+    from tests.cli.test_runs_command import _backdate
+
+    (tmp_path / "main.prose").write_text(SEQUENTIAL, encoding="utf-8")
+
+    def ran(*extra: str) -> str:
+        done = prose("run", "main.prose", "--engine", "dbos", "--json", *extra)
+        return str(json.loads(done.stdout)["run_id"])
+
+    old, requeued, recent = ran(), ran("--max-sessions", "3"), ran()
+    # The failed one resumed on a worker's queue (no worker is up): its next attempt waits.
+    resumed = prose("runs", "resume", requeued, "--detach")
+    assert resumed.returncode == 0, resumed.stderr
+    for run_id in (old, requeued):
+        _backdate(tmp_path, run_id, 40)
+    done = prose("runs", "prune", "--older-than", "30d", "--yes")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [old]
+    assert f"kept run {requeued}: the dbos engine has it queued or running" in done.stderr
+    assert _held(tmp_path, old) == {"workflows": 0, "steps": 0, "spending": 0, "summaries": 0}
+    assert _held(tmp_path, requeued)["workflows"] == 2  # its two attempts
+    assert _held(tmp_path, recent)["workflows"] == 1
+    assert {run["run_id"] for run in _runs(prose)} == {requeued, recent}

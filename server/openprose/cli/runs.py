@@ -1,9 +1,11 @@
-"""``prose runs list|show|rm|resume``: the runs of a project and their summaries (docs/run.md)."""
+"""``prose runs list|show|rm|prune|resume``: the runs of a project and their summaries
+(docs/run.md)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from collections.abc import Sequence
@@ -43,6 +45,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _common(remove)
     remove.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     remove.set_defaults(handler=remove_run)
+
+    prune = actions.add_parser(
+        "prune", help="remove the runs that ended longer ago than an age", description=PRUNE_HELP
+    )
+    prune.add_argument(
+        "--older-than",
+        metavar="AGE",
+        required=True,
+        type=age,
+        help="how long ago the runs ended: a number and a unit, s, m, h, d or w (30d, 12h)",
+    )
+    _common(prune)
+    prune.add_argument("--dry-run", action="store_true", help="list the runs, remove nothing")
+    prune.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    prune.set_defaults(handler=prune_runs)
 
     send = actions.add_parser(
         "send",
@@ -89,6 +106,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     resume.set_defaults(handler=resume_run)
 
+
+PRUNE_HELP = (
+    "Remove the runs that ended (completed, failed or cancelled) longer ago than AGE, with "
+    "all their state and what the dbos engine holds of them, as `prose runs rm` does for one; "
+    "their ids are printed. Interrupted runs are kept (they can be resumed), and so are runs "
+    "the dbos engine has queued or running again. Without --state, the runs of the "
+    "filesystem and sqlite backends."
+)
 
 LIST_HELP = (
     "The runs under the runs root, newest first: status (queued: a run of the dbos engine no "
@@ -577,6 +602,77 @@ def _forget(url: str, run_id: str, *, removed: bool) -> None:
     except EngineError as error:
         done = f"removed run {run_id}'s state, but not" if removed else "cannot remove"
         raise UsageError(f"{done} what the dbos engine holds of it: {error}") from None
+
+
+# ---------------------------------------------------------------------- prune
+
+AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+ENDED = ("completed", "failed", "cancelled")
+
+
+def age(text: str) -> float:
+    """``30d``, ``12h``, ``90m``, ``1.5w``: seconds."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*", text)
+    if match is None:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an age: a number and a unit, s, m, h, d or w (30d, 12h, 90m)"
+        )
+    return float(match.group(1)) * AGE_UNITS[match.group(2)]
+
+
+@_handled
+def prune_runs(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    from openprose.vm.state import StateError
+
+    cutoff = time.time() - args.older_than
+    old: list[tuple[Any, Any, str | None]] = []
+    for catalog in catalogs(args):
+        try:
+            infos = catalog.runs()
+        except (StateError, OSError) as error:
+            raise UsageError(str(error)) from None
+        for info in infos:
+            ended = info.ended_at if info.ended_at is not None else info.started_at
+            if info.status in ENDED and ended < cutoff:
+                old.append((catalog, info, _engine_of(args, info.state)))
+    chosen = []
+    for catalog, info, url in old:
+        try:
+            used = url is not None and _require_over(url, info.run_id)
+        except UsageError:
+            message = "the dbos engine has it queued or running"
+            print(f"prose: kept run {info.run_id}: {message}", file=stderr)
+            continue
+        chosen.append((catalog, info, url if used else None))
+    old = chosen
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(cutoff))
+    if not old:
+        print(f"prose: no run ended before {when}", file=stderr)
+        return EXIT_OK
+    if args.dry_run:
+        for _catalog, info, _url in old:
+            print(info.run_id, file=stdout)
+        print(f"prose: {len(old)} runs ended before {when}; nothing removed", file=stderr)
+        return EXIT_OK
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise UsageError("removing runs needs --yes when not asked on a terminal")
+        if not confirm(f"remove {len(old)} runs that ended before {when}?", stderr):
+            print("prose: nothing removed", file=stderr)
+            return EXIT_FAILED
+    failed = 0
+    for catalog, info, url in old:
+        try:
+            catalog.remove(info.run_id)
+            if url is not None:
+                _forget(url, info.run_id, removed=True)
+        except (StateError, OSError, UsageError) as error:
+            failed += 1
+            print(f"prose: error: cannot remove run {info.run_id}: {error}", file=stderr)
+            continue
+        print(info.run_id, file=stdout)
+    print(f"prose: removed {len(old) - failed} runs that ended before {when}", file=stderr)
+    return EXIT_FAILED if failed else EXIT_OK
 
 
 # ---------------------------------------------------------------------- resume
