@@ -92,8 +92,9 @@ async def _answer(name: str, prompt: str) -> str:
 
 # Left out, and why.
 SLOW = {
-    # 17,000 bindings made by loops of small fan-outs, each item a workflow on the queue:
-    # 3.5 minutes on the dbos engine, against seconds here.
+    # 20,000 sessions, most in loops of small fan-outs: 100 s on the local engine and 210 s
+    # on the dbos engine (each item a workflow) on a machine of two cores; its local run
+    # is tests/vm/test_corpus_examples.py's.
     "28-gas-town.prose",
 }
 RUNNABLE = [
