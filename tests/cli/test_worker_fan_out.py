@@ -126,6 +126,31 @@ def _items_running(tmp_path: Path, worker: subprocess.Popen[str]) -> int:
     return int(running)
 
 
+def _two_workers(
+    tmp_path: Path, start: Callable[..., subprocess.Popen[str]], branches: int
+) -> list[subprocess.Popen[str]]:
+    """Two workers of one run slot and ``branches`` item slots each, both up: a run queued
+    after them finds both serving the items' queue."""
+    started = [start("--concurrency", "1", "--branch-concurrency", str(branches)) for _ in "ab"]
+    _wait_for(lambda: all("takes runs" in _log(tmp_path, n) for n in range(2)))
+    return started
+
+
+def _executors(started: list[subprocess.Popen[str]]) -> set[str]:
+    return {f"{socket.gethostname()}:{w.pid}" for w in started}
+
+
+def _item_executors(tmp_path: Path, run_id: str) -> set[str]:
+    """The executors of the run's item workflows (SQLite system database)."""
+    rows = _system(
+        tmp_path,
+        "SELECT DISTINCT executor_id FROM workflow_status "
+        "WHERE name = 'openprose.branch' AND workflow_uuid LIKE ?",
+        f"{run_id}/%",
+    )
+    return {executor for (executor,) in rows}
+
+
 def _check_called_study(run_dir: Path, items: int) -> None:
     """The state of the program ``_studies(items, report=True)`` the run called: every
     item's answer bound in order, each item narrated once, the join once, then the
@@ -474,8 +499,7 @@ def test_items_calling_a_block_and_a_program_on_two_workers_share_the_run_s_coun
             "WHERE name = 'openprose.branch' AND workflow_uuid LIKE %s",
             (f"{run_id}/%",),
         ).fetchall()
-    host = socket.gethostname()
-    assert {executor for (executor,) in rows} == {f"{host}:{w.pid}" for w in started}
+    assert {executor for (executor,) in rows} == _executors(started)
 
 
 STUDY_LONG = (
@@ -528,8 +552,7 @@ def test_a_session_limit_holds_across_the_workers_of_a_run_s_items(
 ) -> None:
     # Six items at once in each worker: twelve need both, and both are up before the run
     # is queued.
-    started = [workers("--concurrency", "1", "--branch-concurrency", "6") for _ in range(2)]
-    _wait_for(lambda: all("takes runs" in _log(tmp_path, n) for n in range(2)))
+    started = _two_workers(tmp_path, workers, 6)
     text = _studies(12)
     run_id = _detach(
         prose, tmp_path, text, "--concurrency", "12", "--offline-delay", "1",
@@ -543,18 +566,11 @@ def test_a_session_limit_holds_across_the_workers_of_a_run_s_items(
     # (each records its context budget as it goes; the tenth item's was refused, and the
     # run, failing fast, stopped the nine in flight).
     assert len(shown["context"]) == 9, shown["context"]
-    rows = _system(
-        tmp_path,
-        "SELECT DISTINCT executor_id FROM workflow_status "
-        "WHERE name = 'openprose.branch' AND workflow_uuid LIKE ?",
-        f"{run_id}/%",
-    )
     time.sleep(1.5)  # past the look for cancellations of the items still starting
     sessions = _system(
         tmp_path, "SELECT count(*) FROM openprose_spending WHERE budget = ? AND session", run_id
     )
-    host = socket.gethostname()
-    assert {executor for (executor,) in rows} == {f"{host}:{w.pid}" for w in started}
+    assert _item_executors(tmp_path, run_id) == _executors(started)
     # An item the failure cancelled as it started its session found the run's count too.
     assert sessions == [(9,)]
     assert len(_show(prose, run_id)["context"]) == 9
@@ -607,8 +623,7 @@ def test_a_called_program_s_items_spread_over_two_workers(
     )
     main = 'use "./study" as study\nlet r = study(topic: "tides")\noutput done = r.report\n'
     (tmp_path / "study.prose").write_text(study, encoding="utf-8")
-    started = [workers("--concurrency", "1", "--branch-concurrency", "8") for _ in range(2)]
-    _wait_for(lambda: all("takes runs" in _log(tmp_path, n) for n in range(2)))
+    started = _two_workers(tmp_path, workers, 8)
     run_id = _detach(prose, tmp_path, main, "--concurrency", "40", "--offline-delay", "0.3")
     _wait_for((tmp_path / ".prose" / "runs" / run_id).is_dir)
     _wait_for(lambda: _show(prose, run_id)["status"] == "completed", 120)
@@ -618,9 +633,8 @@ def test_a_called_program_s_items_spread_over_two_workers(
         "WHERE name = 'openprose.branch' AND workflow_uuid LIKE ? GROUP BY executor_id",
         f"{run_id}/2/study:2@%",
     )
-    host = socket.gethostname()
     # Each of the called program's items a workflow, executed by both workers.
-    assert {executor for executor, _n in rows} == {f"{host}:{w.pid}" for w in started}
+    assert {executor for executor, _n in rows} == _executors(started)
     assert sum(n for _executor, n in rows) == items
     called = tmp_path / ".prose" / "runs" / run_id / "imports" / "local--study-1"
     out = (called / "bindings" / "out.md").read_text(encoding="utf-8")
@@ -738,8 +752,7 @@ def test_a_value_every_item_gets_is_summarised_once_for_the_run_on_two_workers(
         '  session "Study item #{x}#"\n'
         "    context: doc\n"
     )
-    started = [workers("--concurrency", "1", "--branch-concurrency", "6") for _ in range(2)]
-    _wait_for(lambda: all("takes runs" in _log(tmp_path, n) for n in range(2)))
+    started = _two_workers(tmp_path, workers, 6)
     doc = "A paragraph of the long document. " * 100
     run_id = _detach(
         prose, tmp_path, text, "--input", f"doc={doc}", "--concurrency", "24",
@@ -747,14 +760,7 @@ def test_a_value_every_item_gets_is_summarised_once_for_the_run_on_two_workers(
     )  # fmt: skip
     _wait_for((tmp_path / ".prose" / "runs" / run_id).is_dir)
     _wait_for(lambda: _show(prose, run_id)["status"] == "completed", 120)
-    rows = _system(
-        tmp_path,
-        "SELECT DISTINCT executor_id FROM workflow_status "
-        "WHERE name = 'openprose.branch' AND workflow_uuid LIKE ?",
-        f"{run_id}/%",
-    )
-    host = socket.gethostname()
-    assert {executor for (executor,) in rows} == {f"{host}:{w.pid}" for w in started}
+    assert _item_executors(tmp_path, run_id) == _executors(started)
     asked = _exchanges(recording)
     # Asked by the first item that wanted it, in one worker; the 23 others were given it.
     assert len([key for key in asked if key.startswith("summary:")]) == 1, asked
