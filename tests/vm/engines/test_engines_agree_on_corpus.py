@@ -92,9 +92,9 @@ async def _answer(name: str, prompt: str) -> str:
 
 # Left out, and why.
 SLOW = {
-    # 20,000 sessions, most in loops of small fan-outs: 100 s on the local engine and 210 s
-    # on the dbos engine (each item a workflow) on a machine of two cores; its local run
-    # is tests/vm/test_corpus_examples.py's.
+    # 20,000 sessions, most in loops of small fan-outs: its comparison took 210 s on a
+    # machine of two cores, 100 s of them the local run, which
+    # tests/vm/test_corpus_examples.py makes already.
     "28-gas-town.prose",
 }
 RUNNABLE = [
