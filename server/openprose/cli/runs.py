@@ -626,6 +626,8 @@ def prune_runs(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
     cutoff = time.time() - args.older_than
     old: list[tuple[Any, Any, str | None]] = []
+    engines: dict[str, str | None] = {}  # each state's dbos system database, if used
+    live: dict[str | None, set[str]] = {None: set()}  # the runs each has queued or running
     for catalog in catalogs(args):
         try:
             infos = catalog.runs()
@@ -633,18 +635,16 @@ def prune_runs(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             raise UsageError(str(error)) from None
         for info in infos:
             ended = info.ended_at if info.ended_at is not None else info.started_at
-            if info.status in ENDED and ended < cutoff:
-                old.append((catalog, info, _engine_of(args, info.state)))
-    chosen = []
-    for catalog, info, url in old:
-        try:
-            used = url is not None and _require_over(url, info.run_id)
-        except UsageError:
-            message = "the dbos engine has it queued or running"
-            print(f"prose: kept run {info.run_id}: {message}", file=stderr)
-            continue
-        chosen.append((catalog, info, url if used else None))
-    old = chosen
+            if info.status not in ENDED or ended >= cutoff:
+                continue
+            if info.state not in engines:
+                engines[info.state] = _used_engine(args, info.state, live)
+            url = engines[info.state]
+            if info.run_id in live[url]:
+                message = "the dbos engine has it queued or running"
+                print(f"prose: kept run {info.run_id}: {message}", file=stderr)
+                continue
+            old.append((catalog, info, url))
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(cutoff))
     if not old:
         print(f"prose: no run ended before {when}", file=stderr)
@@ -661,18 +661,54 @@ def prune_runs(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             print("prose: nothing removed", file=stderr)
             return EXIT_FAILED
     failed = 0
+    on_engine: dict[str, list[str]] = {}
     for catalog, info, url in old:
         try:
             catalog.remove(info.run_id)
-            if url is not None:
-                _forget(url, info.run_id, removed=True)
-        except (StateError, OSError, UsageError) as error:
+        except (StateError, OSError) as error:
             failed += 1
             print(f"prose: error: cannot remove run {info.run_id}: {error}", file=stderr)
             continue
         print(info.run_id, file=stdout)
+        if url is not None:
+            on_engine.setdefault(url, []).append(info.run_id)
+    for url, run_ids in on_engine.items():
+        for run_id, problem in _forget_all(url, run_ids).items():
+            failed += 1
+            print(
+                f"prose: error: removed run {run_id}'s state, but not what the dbos engine "
+                f"holds of it: {problem}",
+                file=stderr,
+            )
     print(f"prose: removed {len(old) - failed} runs that ended before {when}", file=stderr)
     return EXIT_FAILED if failed else EXIT_OK
+
+
+def _used_engine(
+    args: argparse.Namespace, state: str, live: dict[str | None, set[str]]
+) -> str | None:
+    """The dbos system database of runs kept in ``state``, if DBOS used it (None: there
+    is none), its runs queued or running put in ``live``: one look for all the runs."""
+    from openprose.vm.engines.dbos_engine import EngineError, not_over
+
+    url = _engine_of(args, state)
+    if url is not None and url not in live:
+        try:
+            live[url] = not_over(url)
+        except EngineError:
+            return None  # a database DBOS never used: nothing of the runs there
+    return url
+
+
+def _forget_all(url: str, run_ids: list[str]) -> dict[str, Exception]:
+    """Remove what the dbos engine holds of each run; the problems, by run."""
+    from openprose.vm.engines.dbos_engine import EngineError, forget_all
+
+    try:
+        done = forget_all(url, run_ids)
+    except EngineError as error:
+        return {run_id: error for run_id in run_ids}
+    return {run_id: outcome for run_id, outcome in done.items() if isinstance(outcome, Exception)}
 
 
 # ---------------------------------------------------------------------- resume

@@ -843,19 +843,45 @@ def forget(url: str, run_id: str) -> int:
     engine's rows of its attempts (spending, summaries).  NotOver while an attempt is
     queued or running.  The number of workflows removed (0: the engine never had it)."""
     with client(url) as dbos_client:
+        return _forget(dbos_client, run_id)
+
+
+def forget_all(url: str, run_ids: Sequence[str]) -> dict[str, int | EngineError]:
+    """``forget`` for each of ``run_ids``, through one client: what each removed, or why
+    it could not."""
+    done: dict[str, int | EngineError] = {}
+    with client(url) as dbos_client:
+        for run_id in run_ids:
+            try:
+                done[run_id] = _forget(dbos_client, run_id)
+            except EngineError as error:
+                done[run_id] = error
+    return done
+
+
+def not_over(url: str) -> set[str]:
+    """The runs the dbos engine has an attempt of queued or running."""
+    with client(url) as dbos_client:
         found = dbos_client.list_workflows(
-            workflow_id_prefix=run_id, load_input=False, load_output=False
+            name=RUN_WORKFLOW, status=list(LIVE), load_input=False, load_output=False
         )
-        mine = [w.workflow_id for w in found if run_of(w.workflow_id) == run_id]
-        if not mine:
-            return 0
-        next_attempt(found, run_id)  # NotOver while one is not over
-        # (Its items and calls are not DBOS children of its workflow: each is named by
-        # the prefix of their ids, RUN/4@17, RUN/attempt-2/3:call.)
-        dbos_client.delete_workflows(mine)
-        runs = [w.workflow_id for w in attempts(found, run_id)]
-        # The engine's own rows, in DBOS's engine (private in dbos 3.4; tested).
-        forget_rows(dbos_client._sys_db.engine, runs)
+    return {run_of(w.workflow_id) for w in found}
+
+
+def _forget(dbos_client: Any, run_id: str) -> int:
+    found = dbos_client.list_workflows(
+        workflow_id_prefix=run_id, load_input=False, load_output=False
+    )
+    mine = [w.workflow_id for w in found if run_of(w.workflow_id) == run_id]
+    if not mine:
+        return 0
+    next_attempt(found, run_id)  # NotOver while one is not over
+    # (Its items and calls are not DBOS children of its workflow: each is named by the
+    # prefix of their ids, RUN/4@17, RUN/attempt-2/3:call.)
+    dbos_client.delete_workflows(mine)
+    runs = [w.workflow_id for w in attempts(found, run_id)]
+    # The engine's own rows, in DBOS's engine (private in dbos 3.4; tested).
+    forget_rows(dbos_client._sys_db.engine, runs)
     return len(mine)
 
 
