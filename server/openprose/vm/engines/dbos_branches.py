@@ -136,7 +136,7 @@ def branch_workflow() -> Any:
 SIBLING_SECONDS = 60.0
 
 
-def _keep(cache: dict[str, T], run: str, value: T) -> None:
+def keep_for_run(cache: dict[str, T], run: str, value: T) -> None:
     """``value`` kept for ``run`` in one of this process's per-run caches, the oldest run's
     dropped past ``_PROGRAMS_KEPT``: a worker serves runs without end."""
     if len(cache) >= _PROGRAMS_KEPT:
@@ -197,7 +197,7 @@ async def paced_backend(backend: Backend, name: str, run_id: str) -> Backend:
     from openprose.vm.engines.dbos_pacing import PacedBackend, Pacer
 
     if run_id not in _limits:
-        _keep(_limits, run_id, await _limit_of(name))
+        keep_for_run(_limits, run_id, await _limit_of(name))
     limit = _limits[run_id]
     if limit is None:
         return backend
@@ -313,7 +313,7 @@ def _remote_loader(run_id: str, spec: RunSpec) -> RemoteLoader | None:
     if run_id not in _loaders:
         loader = spec.remote()
         assert loader is not None
-        _keep(_loaders, run_id, loader)
+        keep_for_run(_loaders, run_id, loader)
     return _loaders[run_id]
 
 
@@ -328,7 +328,7 @@ async def _program_of(run_workflow: str) -> str:
         spec = run.input["args"][0] if run.input else None
         if not isinstance(spec, RunSpec):
             raise BackendFatal(f"run {run_workflow} has no program to run its items from")
-        _keep(_programs, run_workflow, spec.text)
+        keep_for_run(_programs, run_workflow, spec.text)
     return _programs[run_workflow]
 
 

@@ -41,8 +41,8 @@ POLL_SECONDS = 0.1
 HOLDER_CHECK_SECONDS = 1.0
 
 # The summaries this process learnt, by the attempt's workflow id and the summary's key:
-# the thousand items of one fan-out in one worker read the row once.  Bounded by attempt.
-_ANSWERS_KEPT = 64
+# the thousand items of one fan-out in one worker read the row once.  Bounded by attempt,
+# as the process's other per-run caches (dbos_branches.keep_for_run).
 _answers: dict[str, dict[str, tuple[str, str | None, str | None]]] = {}
 
 
@@ -188,10 +188,10 @@ class SharedSummaries:
 
 
 def _learn(attempt: str, key: str, answer: tuple[str, str | None, str | None]) -> None:
+    from openprose.vm.engines.dbos_branches import keep_for_run
+
     if attempt not in _answers:
-        if len(_answers) >= _ANSWERS_KEPT:
-            del _answers[next(iter(_answers))]
-        _answers[attempt] = {}
+        keep_for_run(_answers, attempt, {})
     _answers[attempt][key] = answer
 
 
