@@ -417,7 +417,7 @@ def _run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     finally:
         if telemetry is not None:
             telemetry.shutdown()  # exports what is left before the process ends
-    return _report(result, args.json, stdout, stderr)
+    return report(result, args.json, stdout, stderr)
 
 
 def _telemetry(forced: bool) -> Any:
@@ -743,7 +743,7 @@ def _tracer(fmt: str, stream: TextIO) -> Any:
     return trace
 
 
-def _report(result: Any, as_json: bool, stdout: TextIO, stderr: TextIO) -> int:
+def report(result: Any, as_json: bool, stdout: TextIO, stderr: TextIO) -> int:
     from openprose.vm.values import render
 
     usage = result.usage

@@ -19,6 +19,8 @@ from openprose.config import STATE_BACKENDS as BACKENDS
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+EXIT_TIMEOUT = 124  # `prose runs wait --timeout` gave up first, as timeout(1) exits
+EXIT_INTERRUPTED = 130
 # Without --state, `list` shows the backends that keep their runs under the runs root.
 LOCAL_STATES = ("filesystem", "sqlite")
 
@@ -83,6 +85,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _common(cancel)
     cancel.set_defaults(handler=cancel_run)
 
+    wait = actions.add_parser(
+        "wait",
+        help="wait for a dbos run to end and report it as prose run does",
+        description=WAIT_HELP,
+    )
+    wait.add_argument("run_id", metavar="RUN_ID")
+    _common(wait)
+    wait.add_argument(
+        "--timeout",
+        metavar="SECONDS",
+        type=_seconds,
+        help=f"give up waiting after SECONDS (exit status {EXIT_TIMEOUT}); the run goes on",
+    )
+    wait.add_argument("--json", action="store_true", help="print the result as prose run --json")
+    wait.set_defaults(handler=wait_run)
+
     resume = actions.add_parser(
         "resume",
         help="continue an interrupted or failed run (the same as prose run FILE --resume RUN_ID)",
@@ -113,6 +131,16 @@ PRUNE_HELP = (
     "their ids are printed. Interrupted runs are kept (they can be resumed), and so are runs "
     "the dbos engine has queued or running again. Without --state, the runs of the "
     "filesystem and sqlite backends."
+)
+
+WAIT_HELP = (
+    "Wait until a run of the dbos engine (queued with prose run --engine dbos --detach, or "
+    "resumed) is over, then print what prose run prints for it: its outputs on standard "
+    "output, its summary on standard error, and exit with its status (0 succeeded, 1 failed "
+    f"or cancelled). Meanwhile standard error says when the run is queued with no worker to "
+    f"start it, which worker runs it (another one after a takeover), and which input it "
+    f"waits for (prose runs send). Exit status {EXIT_TIMEOUT}: --timeout passed first; 130: "
+    "interrupted; the run goes on either way."
 )
 
 LIST_HELP = (
@@ -852,3 +880,68 @@ def cancel_run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         raise UsageError(str(error)) from None
     print(f"prose: run {args.run_id} cancelled", file=stderr)
     return EXIT_OK
+
+
+def _seconds(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, 0 or more, got {text!r}")
+    return seconds
+
+
+@_handled
+def wait_run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    from openprose.cli.run import report
+    from openprose.vm.engines.dbos_engine import EngineError, NoRun
+    from openprose.vm.engines.dbos_wait import Seen, wait
+
+    run_id = args.run_id
+    info = None
+    try:
+        _, info = find(args, run_id)
+    except UsageError as error:
+        # A run queued that no worker has begun has no state yet: the engine may have it.
+        unknown, url = error, _engine_of(args, None)
+    else:
+        unknown = UsageError(
+            f"run {run_id} ran on the local engine, which reports it where it runs: there "
+            f"is nothing to wait for here (it is {info.status}; `prose runs show {run_id}`)"
+        )
+        url = _engine_of(args, info.state)
+    if url is None:
+        raise unknown
+
+    def tell(seen: Seen) -> None:
+        if seen.status == "queued":
+            said = "is queued: a `prose worker` starts it"
+        elif seen.status == "awaiting-input":
+            about = f" ({seen.prompt})" if seen.prompt else ""
+            said = (
+                f"waits for the input `{seen.name}`{about}: "
+                f"prose runs send {run_id} {seen.name}=VALUE"
+            )
+        else:
+            said = f"is running on executor {seen.executor}" if seen.executor else "is running"
+        print(f"prose: run {run_id} {said}", file=stderr, flush=True)
+
+    try:
+        result = wait(url, run_id, timeout=args.timeout, tell=tell)
+    except NoRun:
+        raise unknown from None
+    except EngineError as error:
+        if info is not None:  # as `rm`: a database without DBOS's tables never had a run
+            raise unknown from None
+        raise UsageError(str(error)) from None
+    except KeyboardInterrupt:
+        print(f"prose: stopped waiting; run {run_id} goes on", file=stderr)
+        return EXIT_INTERRUPTED
+    if result is None:
+        print(
+            f"prose: run {run_id} is not over after {args.timeout:g} s; it goes on",
+            file=stderr,
+        )
+        return EXIT_TIMEOUT
+    return report(result, args.json, stdout, stderr)

@@ -180,6 +180,10 @@ class EngineError(Exception):
     database it cannot reach).  The message is for the user and holds no password."""
 
 
+class NoRun(EngineError):
+    """The dbos engine has no workflow of the run asked for."""
+
+
 class NotOver(EngineError):
     """A run cannot be resumed: the dbos engine has an attempt of it not over."""
 
@@ -684,7 +688,7 @@ class DbosExecutor:
                 status = await DBOS.get_workflow_status_async(workflow_id)
                 if status is None or status.status != "CANCELLED":
                     raise
-                return _cancelled(spec, run_id)
+                return cancelled_result(spec, run_id)
             return result
         finally:
             if isinstance(running, asyncio.Future) and not running.done():
@@ -721,7 +725,7 @@ class DbosExecutor:
         return run_id
 
 
-def _cancelled(spec: RunSpec, run_id: str) -> RunResult:
+def cancelled_result(spec: RunSpec, run_id: str) -> RunResult:
     """The result of an attached run cancelled by ``prose runs cancel``: its state says
     what it did until then."""
     from openprose.vm.interpreter import RunResult
@@ -771,11 +775,11 @@ class client:
             raise EngineError(f"the DBOS system database {shown(self.url)}: {error}") from None
 
 
-def _current(dbos_client: Any, run_id: str) -> str:
+def current_attempt(dbos_client: Any, run_id: str) -> str:
     """The workflow of the run's attempt not over, else of its last one."""
     mine = attempts(dbos_client.list_workflows(**_of_run(run_id)), run_id)
     if not mine:
-        raise EngineError(f"no DBOS run {run_id}")
+        raise NoRun(f"no DBOS run {run_id}")
     live = [w for w in mine if w.status in LIVE]
     return str((live or mine)[-1].workflow_id)
 
@@ -818,7 +822,7 @@ def _counted(workflows: Sequence[Any]) -> dict[str, Any]:
 
 def send_input(url: str, run_id: str, name: str, value: str) -> None:
     with client(url) as dbos_client:
-        dbos_client.send(_current(dbos_client, run_id), value, INPUT_TOPIC + name)
+        dbos_client.send(current_attempt(dbos_client, run_id), value, INPUT_TOPIC + name)
 
 
 def cancel(url: str, run_id: str) -> None:
@@ -826,7 +830,7 @@ def cancel(url: str, run_id: str) -> None:
     an attempt's item's RUN/attempt-N/...): the run, waiting for its items, ends when it
     finds them cancelled."""
     with client(url) as dbos_client:
-        dbos_client.cancel_workflow(_current(dbos_client, run_id))
+        dbos_client.cancel_workflow(current_attempt(dbos_client, run_id))
         items = dbos_client.list_workflows(
             workflow_id_prefix=f"{run_id}/",
             status=["ENQUEUED", "PENDING", "DELAYED"],
