@@ -426,6 +426,11 @@ def test_three_workers_share_runs_on_postgresql_and_survive_one_s_death(
         assert not again or (run_id in taken_over and len(again) == 1), (run_id, asked)
         outputs = listed()[run_id]
         assert outputs["steps"] == local["sessions"]
+    # A run taken over is reported by `prose runs wait` as by its first worker.
+    waited = prose("runs", "wait", taken_over[0], "--state", "postgres", "--json", **env)
+    assert waited.returncode == 0, waited.stderr
+    result = json.loads(waited.stdout)
+    assert (result["status"], result["outputs"]) == ("success", local["outputs"])
 
 
 def test_listing_postgres_runs_leaves_a_database_dbos_never_used_as_it_was(
