@@ -188,9 +188,19 @@ def test_a_mid_program_input_is_sent_to_the_waiting_run(
     _wait_for(lambda: (run_dir / "bindings" / "notes.md").is_file())
     time.sleep(0.5)
     assert _status(prose, run_id) == "running"  # waiting for `angle`
+    shown = prose("runs", "show", run_id)
+    assert (
+        f"waits for: the input `angle` (Which angle to take): prose runs send {run_id} angle=VALUE"
+    ) in shown.stdout
+    as_json = json.loads(prose("runs", "show", run_id, "--json").stdout)
+    assert as_json["dbos"]["awaiting_input"] == {"name": "angle", "prompt": "Which angle to take"}
     sent = prose("runs", "send", run_id, "angle=cost")
     assert sent.returncode == 0, sent.stderr
     _wait_for(lambda: _status(prose, run_id) == "completed")
+    assert "waits for" not in prose("runs", "show", run_id).stdout
+    assert (
+        json.loads(prose("runs", "show", run_id, "--json").stdout)["dbos"]["awaiting_input"] is None
+    )
     summary = (run_dir / "bindings" / "summary.md").read_text(encoding="utf-8")
     assert "from the cost angle" in summary
 

@@ -457,7 +457,7 @@ def show_run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         ("process", f"{info.pid} on {info.host}" if info.pid else "-"),
     ]
     if engine is not None:
-        fields += _engine_fields(engine)
+        fields += _engine_fields(engine, info.run_id)
     if info.failed_statement:
         fields.append(("failed at", info.failed_statement))
     if info.error:
@@ -514,8 +514,9 @@ def _on_dbos(args: argparse.Namespace, info: Any) -> dict[str, Any] | None:
         return None
 
 
-def _engine_fields(engine: dict[str, Any]) -> list[tuple[str, str]]:
-    """The dbos engine's lines of ``runs show``: the last attempt, and the fan-out items."""
+def _engine_fields(engine: dict[str, Any], run_id: str) -> list[tuple[str, str]]:
+    """The dbos engine's lines of ``runs show``: the last attempt, the input it waits for,
+    and the fan-out items."""
     attempts = engine["attempts"]
     last = attempts[-1]
     where = f", executor {last['executor']}" if last["executor"] else ""
@@ -524,10 +525,19 @@ def _engine_fields(engine: dict[str, Any]) -> list[tuple[str, str]]:
     ]
     if len(attempts) > 1:
         fields.append(("attempts", f"{len(attempts)} (prose runs resume)"))
+    asked = engine.get("awaiting_input")
+    if asked:
+        fields.append(("waits for", awaited(run_id, asked["name"], asked["prompt"])))
     for label, counted in (("items", engine["items"]), ("calls", engine.get("calls"))):
         if counted and counted["count"]:
             fields.append((label, _counted_line(counted)))
     return fields
+
+
+def awaited(run_id: str, name: str, prompt: str) -> str:
+    """``the input `angle` (Which angle?): prose runs send RUN angle=VALUE``."""
+    about = f" ({prompt})" if prompt else ""
+    return f"the input `{name}`{about}: prose runs send {run_id} {name}=VALUE"
 
 
 def _counted_line(counted: dict[str, Any]) -> str:
@@ -918,11 +928,7 @@ def wait_run(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         if seen.status == "queued":
             said = "is queued: a `prose worker` starts it"
         elif seen.status == "awaiting-input":
-            about = f" ({seen.prompt})" if seen.prompt else ""
-            said = (
-                f"waits for the input `{seen.name}`{about}: "
-                f"prose runs send {run_id} {seen.name}=VALUE"
-            )
+            said = "waits for " + awaited(run_id, seen.name, seen.prompt)
         else:
             said = f"is running on executor {seen.executor}" if seen.executor else "is running"
         print(f"prose: run {run_id} {said}", file=stderr, flush=True)

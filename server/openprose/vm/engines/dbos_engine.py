@@ -786,15 +786,17 @@ def current_attempt(dbos_client: Any, run_id: str) -> str:
 
 def workflows_of(url: str, run_id: str) -> dict[str, Any] | None:
     """What the dbos engine holds of a run, for ``prose runs show``: its attempts (workflow
-    id, status, executor) and its fan-out items (how many of each status, on how many
+    id, status, executor), the input its attempt running waits for (``awaiting_input``:
+    name and prompt, or None) and its fan-out items (how many of each status, on how many
     executors); None: the engine never had the run."""
     with client(url) as dbos_client:
         found = dbos_client.list_workflows(
             workflow_id_prefix=run_id, load_input=False, load_output=False
         )
-    mine = attempts(found, run_id)
-    if not mine:
-        return None
+        mine = attempts(found, run_id)
+        if not mine:
+            return None
+        awaiting = awaited_input(dbos_client, mine[-1])
     theirs = [
         w for w in found if w.name == BRANCH_WORKFLOW and w.workflow_id.startswith(f"{run_id}/")
     ]
@@ -804,9 +806,21 @@ def workflows_of(url: str, run_id: str) -> dict[str, Any] | None:
             {"workflow_id": w.workflow_id, "status": w.status, "executor": w.executor_id}
             for w in mine
         ],
+        "awaiting_input": awaiting,
         "items": _counted([w for w in theirs if not w.workflow_id.endswith(CALL_MARK)]),
         "calls": _counted(calls),
     }
+
+
+def awaited_input(dbos_client: Any, workflow: Any) -> dict[str, str] | None:
+    """The mid-program input a run's attempt waits for (its name and prompt), if it is
+    executing and waits for one."""
+    if workflow.status != "PENDING":
+        return None
+    asked = dbos_client.get_event(workflow.workflow_id, AWAITING_INPUT, timeout_seconds=0)
+    if not isinstance(asked, dict) or not asked.get("name"):
+        return None
+    return {"name": str(asked["name"]), "prompt": str(asked.get("prompt") or "")}
 
 
 def _counted(workflows: Sequence[Any]) -> dict[str, Any]:

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from openprose.vm.engines.dbos_engine import (
-    AWAITING_INPUT,
     LIVE,
     NoRun,
+    awaited_input,
     cancelled_result,
     client,
     current_attempt,
@@ -73,9 +73,9 @@ def _seen(dbos_client: Any, workflow: Any) -> Seen:
     if workflow.status != "PENDING":  # ENQUEUED, or DELAYED before it is queued
         return Seen("queued")
     executor = str(workflow.executor_id or "")
-    asked = dbos_client.get_event(workflow.workflow_id, AWAITING_INPUT, timeout_seconds=0)
-    if isinstance(asked, dict) and asked.get("name"):
-        return Seen("awaiting-input", executor, str(asked["name"]), str(asked.get("prompt", "")))
+    asked = awaited_input(dbos_client, workflow)
+    if asked is not None:
+        return Seen("awaiting-input", executor, asked["name"], asked["prompt"])
     return Seen("running", executor)
 
 
