@@ -697,16 +697,19 @@ async def run_task(task: BranchTask, worker: Worker) -> BranchOutcome:
         outcome.error = (failure.message, failure.statement, failure.kind)
     except BackendFatal as fatal:
         outcome.fatal = str(fatal)
+    finally:
+        # Also when the item is cancelled: what it narrated and spent until then is its
+        # partial outcome (dbos_partials).
+        outcome.usage = interpreter.usage
+        outcome.cost = interpreter.cost
+        outcome.sessions = interpreter.sessions
+        outcome.started = interpreter.budget.started
+        outcome.tokens = interpreter.budget.tokens
+        outcome.entries = list(interpreter.budget.ledger.entries)
+        outcome.memories = dict(interpreter.memories.current)
     outcome.bindings = [_staged(p) for p in stage.pending]
     outcome.scope = dict(own.values)
     outcome.shadowed = frozenset(stage.shadowed)
-    outcome.usage = interpreter.usage
-    outcome.cost = interpreter.cost
-    outcome.sessions = interpreter.sessions
-    outcome.started = interpreter.budget.started
-    outcome.tokens = interpreter.budget.tokens
-    outcome.entries = list(interpreter.budget.ledger.entries)
-    outcome.memories = dict(interpreter.memories.current)
     return outcome
 
 

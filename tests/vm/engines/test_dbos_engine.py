@@ -300,6 +300,8 @@ def test_forgetting_a_run_removes_its_workflows_and_the_engine_s_rows_of_it(
 ) -> None:
     import sqlalchemy as sa
 
+    from openprose.vm.branches import BranchOutcome
+    from openprose.vm.engines.dbos_partials import keep as keep_partial
     from tests.vm.engines.test_dbos_branches import _run as _run_here
     from tests.vm.engines.test_dbos_summaries import SHARED
 
@@ -313,7 +315,12 @@ def test_forgetting_a_run_removes_its_workflows_and_the_engine_s_rows_of_it(
         runs.append(run_id)
     gone, kept = runs
 
-    def held(run_id: str) -> tuple[int, int, int]:
+    # A partial outcome of one of each run's items, as a worker keeps a cancelled item's.
+    with engine.client(url) as dbos_client:
+        for run_id in runs:
+            keep_partial(dbos_client._sys_db.engine, run_id, f"{run_id}/1@0", BranchOutcome())
+
+    def held(run_id: str) -> tuple[int, int, int, int]:
         with engine.client(url) as dbos_client:
             workflows = dbos_client.list_workflows(workflow_id_prefix=run_id, load_input=False)
             with dbos_client._sys_db.engine.connect() as connection:
@@ -325,13 +332,15 @@ def test_forgetting_a_run_removes_its_workflows_and_the_engine_s_rows_of_it(
                     for table, column in [
                         ("openprose_spending", "budget"),
                         ("openprose_summaries", "attempt"),
+                        ("openprose_partials", "attempt"),
                     ]
                 ]
-        return len(workflows), rows[0], rows[1]
+        return len(workflows), rows[0], rows[1], rows[2]
 
     before = held(gone)
-    assert before == (7, 8, 1)  # the run and its six items; eight sessions; one summary
+    # The run and its six items; eight sessions; one summary; one partial outcome.
+    assert before == (7, 8, 1, 1)
     assert engine.forget(url, gone) == 7
-    assert held(gone) == (0, 0, 0)
+    assert held(gone) == (0, 0, 0, 0)
     assert held(kept) == before
     assert engine.forget(url, gone) == 0

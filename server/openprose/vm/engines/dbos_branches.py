@@ -61,8 +61,11 @@ from openprose.vm.branches import (
     why_local,
 )
 from openprose.vm.engines.base import RunSpec, build_backend
+from openprose.vm.engines.dbos_partials import collect as collect_partials
+from openprose.vm.engines.dbos_partials import keep as keep_partial
 from openprose.vm.interpreter import letter
 from openprose.vm.telemetry import attach_trace, trace_context
+from openprose.vm.values import ProseError
 
 if TYPE_CHECKING:
     from openprose.syntax import tree as t
@@ -234,11 +237,38 @@ def run_workflow_of(workflow_id: str, task: BranchTask | CallTask) -> str:
 async def execute_branch(spec: RunSpec, run_id: str, task: BranchTask) -> BranchOutcome:
     """The body of an item's workflow, in whichever worker dequeued it."""
     from dbos import DBOS
+    from dbos._error import DBOSWorkflowCancelledError  # private in dbos 3.4; tested
 
     item_id = DBOS.workflow_id or branch_id(run_id, task)
     run_workflow = run_workflow_of(item_id, task)
     async with _worker(spec, run_id, run_workflow, item_id, task.branch_key, task.trace) as worker:
-        return await unless_cancelled(item_id, run_task(task, worker))
+        try:
+            outcome = await unless_cancelled(item_id, run_task(task, worker))
+        except DBOSWorkflowCancelledError:
+            # What it narrated and spent until then goes to the run (dbos_partials).
+            await asyncio.shield(_keep_partial(run_workflow, item_id, worker.store.outcome))
+            raise
+        if await outside_workflow(_cancelled_meanwhile(item_id)):
+            # Cancelled after its last look (a sibling failed within the second): DBOS
+            # records no outcome of it, so its whole outcome goes to the run as a partial.
+            await asyncio.shield(_keep_partial(run_workflow, item_id, outcome))
+            raise DBOSWorkflowCancelledError(f"workflow {item_id} was cancelled")
+        return outcome
+
+
+async def _cancelled_meanwhile(workflow_id: str) -> bool:
+    from dbos import DBOS
+
+    found = await DBOS.list_workflows_async(
+        workflow_ids=[workflow_id], load_input=False, load_output=False
+    )
+    return bool(found) and found[0].status == "CANCELLED"
+
+
+async def _keep_partial(run_workflow: str, item_id: str, outcome: BranchOutcome | None) -> None:
+    if outcome is not None:
+        engine = system_database().engine
+        await asyncio.to_thread(keep_partial, engine, run_workflow, item_id, outcome)
 
 
 async def execute_call(spec: RunSpec, run_id: str, task: CallTask) -> CallOutcome:
@@ -425,6 +455,8 @@ class DbosBranches:
         self.spec = replace(spec, text="", inputs={}, fetched=None)
         self.run_id = run_id
         self.workflow_id = workflow_id or run_id  # the run's attempt's (dbos_engine.attempt_id)
+        # What DBOS had of a branch or call this run cancelled, and whether it was running.
+        self._stopped: dict[str, tuple[list[Any], set[str]]] = {}
 
     def takes(self, interpreter: Interpreter, node: Any, ctx: Ctx) -> bool:
         return why_local(interpreter, node) is None
@@ -449,8 +481,9 @@ class DbosBranches:
         waiting: dict[str, int] = {}
         results: list[Value] = [None] * len(items)
         following = 0
+        failure: ProseError | BackendFatal | None = None
         try:
-            while waiting or following < len(items):
+            while failure is None and (waiting or following < len(items)):
                 if len(waiting) < window and following < len(items):
                     more = range(following, min(len(items), following + window - len(waiting)))
                     await outside_workflow(
@@ -458,21 +491,42 @@ class DbosBranches:
                     )
                     waiting.update((ids[i], i) for i in more)
                     following = more.stop
-                for workflow in await outside_workflow(_finished(list(waiting))):
+                finished = await outside_workflow(_finished(list(waiting)))
+                # Items that ended together are taken in their order, as the local engine
+                # joins ties: the first of them to fail fails the fan-out.
+                for workflow in sorted(finished, key=lambda w: waiting[w.workflow_id]):
                     i = waiting.pop(workflow.workflow_id)
+                    if failure is not None:
+                        # Ended with the item that fails the fan-out: narrated and paid for,
+                        # as a local item that ended beside it (a cancelled one, by a
+                        # failure before a takeover, as far as it went).
+                        ended = [workflow] if workflow.status == "CANCELLED" else []
+                        partials = await _partials(ended, set(), wait=False)
+                        _salvage(interpreter, ctx, stages[i], workflow, tasks[i], partials)
+                        continue
                     if workflow.status == "CANCELLED":
                         # Taken over after a fail-fast: the item whose failure cancelled
                         # this one fails the fan-out, as it did before.
                         i, workflow = await outside_workflow(_cause(ids, i, workflow, applied))
                     label = f"item {i + 1} of the fan-out"
-                    results[i] = _take(interpreter, ctx, stages[i], workflow, tasks[i], label)
-                if waiting:
+                    try:
+                        results[i] = _take(interpreter, ctx, stages[i], workflow, tasks[i], label)
+                    except (ProseError, BackendFatal) as failed:
+                        failure = failed
+                if waiting and failure is None:
                     await asyncio.sleep(POLL_SECONDS)
         finally:
             if waiting and not STOPPING.is_set():
                 # Fail-fast: the items not finished are not wanted (a cancelled item stops
-                # at its next step).
-                await asyncio.shield(outside_workflow(_cancel(list(waiting))))
+                # at its next step). What they did until then is narrated and paid for,
+                # as a local item's until its cancellation.
+                ended, running = await asyncio.shield(outside_workflow(_stop(list(waiting))))
+                partials = await asyncio.shield(_partials(ended, running))
+                for workflow in ended:
+                    i = waiting[workflow.workflow_id]
+                    _salvage(interpreter, ctx, stages[i], workflow, tasks[i], partials)
+        if failure is not None:
+            raise failure
         return results
 
     async def branch(
@@ -488,7 +542,17 @@ class DbosBranches:
         it as it would a local branch, and the cancellation reaches the workflow."""
         task = block_task(interpreter, node, ctx, index, trace_context())
         workflow_id = branch_id(self.workflow_id, task)
-        workflow = await self._awaited(task, workflow_id)
+        try:
+            workflow = await self._awaited(task, workflow_id)
+        except asyncio.CancelledError:
+            # A sibling's failure (or a race won) cancelled it: what it did until then is
+            # narrated and paid for, as a local branch's until its cancellation.
+            stopped = self._stopped.pop(workflow_id, None)
+            if stopped is not None:
+                partials = await asyncio.shield(_partials(*stopped))
+                for ended in stopped[0]:
+                    _salvage(interpreter, ctx, stage, ended, task, partials)
+            raise
         label = f"branch {letter(index)} of the parallel block"
         if workflow.status == "CANCELLED":
             # Taken over after a fail-fast: the sibling whose failure cancelled this
@@ -525,7 +589,11 @@ class DbosBranches:
         a takeover finds it under the same id."""
         task = call_task(interpreter, ctx, source, name, inputs, where, trace_context())
         workflow_id = branch_id(self.workflow_id, task)
-        workflow = await self._awaited(task, workflow_id, CALLS_QUEUE)
+        try:
+            workflow = await self._awaited(task, workflow_id, CALLS_QUEUE)
+        except asyncio.CancelledError:
+            self._stopped.pop(workflow_id, None)  # (a call's own state narrated what it did)
+            raise
         label = f"the call of {source}"
         if workflow.status == "CANCELLED":
             raise BackendFatal(f"{label} was cancelled")
@@ -556,7 +624,8 @@ class DbosBranches:
             return found[0]
         finally:
             if waiting and not STOPPING.is_set():
-                await asyncio.shield(outside_workflow(_cancel([workflow_id])))
+                stopped = await asyncio.shield(outside_workflow(_stop([workflow_id])))
+                self._stopped[workflow_id] = stopped
 
     async def _queue(self) -> str:
         """The provider's queue when a rate limit was set for it, else the shared one
@@ -655,6 +724,62 @@ async def _cause(
     return min(
         failed, key=lambda found: (not applied(found[0]), found[0]), default=(index, cancelled)
     )
+
+
+def _salvage(
+    interpreter: Interpreter,
+    ctx: Ctx,
+    stage: Stage,
+    workflow: Any,
+    task: BranchTask,
+    partials: dict[str, BranchOutcome],
+) -> None:
+    """The narration and spending of an item that ended beside the failure that fails its
+    fan-out (or block), or was cancelled by it (its partial outcome, in ``partials``),
+    applied to the run without its failure, which the fan-out does not raise twice; its
+    bindings are staged, and dropped with the failed fan-out's.  A cancelled item without a
+    partial outcome (not begun, or its worker died) has nothing to apply."""
+    outcome = workflow.output if workflow.status == "SUCCESS" else None
+    if workflow.status == "CANCELLED":
+        outcome = partials.get(workflow.workflow_id)
+    if not isinstance(outcome, BranchOutcome):
+        return
+    replayed = applied_before(interpreter, task.branch_key, workflow.workflow_id)
+    try:
+        with contextlib.suppress(ProseError, BackendFatal):
+            apply(interpreter, ctx, stage, outcome, replayed=replayed)
+    finally:
+        mark_applied(interpreter, task.branch_key, workflow.workflow_id)
+
+
+async def _stop(ids: list[str]) -> tuple[list[Any], set[str]]:
+    """Cancels the items ``ids``: what DBOS has of them then (each ended, cancelled or
+    finished before), and which of the cancelled ones a worker had taken from the queue
+    (it writes what the item did until then, dbos_partials): those with an executor, which
+    a queued workflow gets when it is taken and keeps when it is cancelled.  DBOS takes no
+    cancelled one from the queue afterwards."""
+    await _cancel(ids)
+    ended = await _finished(ids)
+    taken = {w.workflow_id for w in ended if w.status == "CANCELLED" and w.executor_id}
+    return ended, taken
+
+
+async def _partials(
+    ended: list[Any], running: set[str], *, wait: bool = True
+) -> dict[str, BranchOutcome]:
+    """The partial outcomes of the cancelled items among ``ended``: waited for those that
+    were ``running`` when they were cancelled, read for the others (``wait`` False: read
+    for all)."""
+    cancelled = [w.workflow_id for w in ended if w.status == "CANCELLED"]
+    if not cancelled:
+        return {}
+    awaited = [i for i in cancelled if i in running] if wait else []
+    engine = system_database().engine
+    found = await collect_partials(engine, awaited) if awaited else {}
+    others = [i for i in cancelled if i not in found]
+    if others:
+        found.update(await collect_partials(engine, others, seconds=0))
+    return found
 
 
 async def _cancel(ids: list[str]) -> None:

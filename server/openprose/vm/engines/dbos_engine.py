@@ -71,6 +71,7 @@ from openprose.vm.engines.dbos_branches import (
 )
 from openprose.vm.engines.dbos_budget import make_table as make_spending_table
 from openprose.vm.engines.dbos_pacing import make_table as make_pacing_table
+from openprose.vm.engines.dbos_partials import make_table as make_partials_table
 from openprose.vm.engines.dbos_summaries import make_table as make_summaries_table
 from openprose.vm.engines.dbos_tables import make as make_table
 
@@ -474,6 +475,7 @@ def launch(url: str, executor_id: str, queues: Sequence[str]) -> None:
     make_pacing_table(system_database().engine)
     make_spending_table(system_database().engine)
     make_summaries_table(system_database().engine)
+    make_partials_table(system_database().engine)
 
 
 _heartbeat: list[_Heartbeat] = []
@@ -905,15 +907,21 @@ def _forget(dbos_client: Any, run_id: str) -> int:
 
 def forget_rows(system: Any, runs: Sequence[str]) -> None:
     """The engine's rows of the attempts ``runs`` (workflow ids) in the system database
-    ``system``: their spending and their summaries' claims."""
+    ``system``: their spending, their summaries' claims and their items' partial
+    outcomes."""
     import sqlalchemy as sa
 
     from openprose.vm.engines.dbos_budget import SPEND_TABLE
+    from openprose.vm.engines.dbos_partials import PARTIALS_TABLE
     from openprose.vm.engines.dbos_summaries import SUMMARIES_TABLE
 
     tables = sa.inspect(system).get_table_names()
     with system.begin() as connection:
-        for table, column in ((SPEND_TABLE, "budget"), (SUMMARIES_TABLE, "attempt")):
+        for table, column in (
+            (SPEND_TABLE, "budget"),
+            (SUMMARIES_TABLE, "attempt"),
+            (PARTIALS_TABLE, "attempt"),
+        ):
             if table in tables:  # (made by the first worker that ran a run here)
                 rows = sa.table(table, sa.column(column))
                 connection.execute(rows.delete().where(rows.c[column].in_(list(runs))))

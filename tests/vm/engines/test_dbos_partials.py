@@ -1,0 +1,133 @@
+"""A fan-out that fails on the dbos engine reports what its other items did, as the local
+engine does: what those items narrated and paid for until the failure cancelled them (their
+partial outcomes, dbos_partials) and what those that ended beside the failure did."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from openprose.vm import events as ev
+from openprose.vm.backends.base import Usage
+from openprose.vm.backends.offline import OfflineBackend
+from openprose.vm.branches import BranchOutcome, StagedBinding
+from openprose.vm.engines import dbos_partials
+from openprose.vm.engines.base import Attachment
+from openprose.vm.engines.local import LocalExecutor
+from openprose.vm.interpreter import Options
+from tests.support.extras import require
+from tests.vm.engines.test_dbos_branches import _run, _spec
+
+require("dbos", "pip install 'openprose[dbos]'")
+
+# Item `a` fails at its second session while the others are at theirs.
+SIBLINGS = (
+    'let out = parallel for x in ["a", "b", "c", "d"]:\n'
+    '  session "first {x}"\n'
+    '  session "second {x}"\n'
+    '  session "third {x}"\n'
+    "output result = out\n"
+)
+# The same as a parallel block's branches.
+BRANCHES = (
+    "block steps(x):\n"
+    '  session "first {x}"\n'
+    '  session "second {x}"\n'
+    '  session "third {x}"\n'
+    "parallel:\n"
+    '  a = do steps("a")\n'
+    '  b = do steps("b")\n'
+    '  c = do steps("c")\n'
+    '  d = do steps("d")\n'
+)
+
+
+def _backend(delay: float) -> OfflineBackend:
+    return OfflineBackend(failures={"second a": 1}, delay=delay)
+
+
+def _ran(tmp_path: Path, engine: str, text: str, delay: float) -> tuple[Any, Any, list[str]]:
+    """The run's result, its summary in its state, and its events' kinds."""
+    here = tmp_path / engine
+    here.mkdir()
+    attachment = Attachment(backend=_backend(delay))
+    options = Options(jitter=False, retry_base_delay=0.0)
+    if engine == "dbos":
+        result = _run(here, text, options, attachment=attachment)[2]
+        spec = _spec(here, text, options)
+    else:
+        spec = _spec(here, text, options)
+        result = asyncio.run(LocalExecutor().run(spec, None, attachment))
+    info = spec.catalog().info(result.run_id)
+    events = (Path(spec.runs_root) / result.run_id / "events.jsonl").read_text("utf-8")
+    kinds = [json.loads(line)["event"] for line in events.splitlines()]
+    return result, info, kinds
+
+
+@pytest.mark.parametrize("engine", ["local", "dbos"])
+@pytest.mark.parametrize("text", [SIBLINGS, BRANCHES], ids=["fan-out", "block"])
+def test_a_failed_fan_out_reports_every_session_its_items_paid_for(
+    tmp_path: Path, engine: str, text: str
+) -> None:
+    result, info, kinds = _ran(tmp_path, engine, text, delay=0.3)
+    assert result.status == "error" and "second a" in result.error
+    # Every item's first session was paid for before `a` failed.
+    assert result.sessions >= 4
+    # What the run reports is what its journal holds, and what it narrated.
+    assert result.sessions == info.sessions == kinds.count("success")
+    assert result.usage.input_tokens == info.input_tokens
+    assert result.usage.output_tokens == info.output_tokens
+
+
+def _outcome() -> BranchOutcome:
+    return BranchOutcome(
+        value="a value",
+        error=("no a", 'throw "no {x}"', "thrown"),
+        bindings=[StagedBinding("1@0", "1", 1, "b", "let", "v", "src", None, None, False)],
+        events=[ev.Failure(step="1", level=1, message="no a")],
+        recorded={0},
+        usage=Usage(input_tokens=3, output_tokens=5),
+        cost=0.25,
+        sessions=1,
+        scope={"b": "v"},
+    )
+
+
+def test_a_partial_outcome_keeps_the_narration_and_spending_and_nothing_bound(
+    system_engine: Any,
+) -> None:
+    dbos_partials.make_table(system_engine)
+    dbos_partials.make_table(system_engine)  # a second worker finds it made
+    dbos_partials.keep(system_engine, "run-1", "run-1/1@0", _outcome())
+    dbos_partials.keep(system_engine, "run-1", "run-1/1@0", BranchOutcome(sessions=9))
+    found = asyncio.run(dbos_partials.collect(system_engine, ["run-1/1@0", "run-1/1@1"], 0))
+    assert list(found) == ["run-1/1@0"]  # 1@1 wrote none; the first write stays
+    kept = found["run-1/1@0"]
+    assert (kept.value, kept.error, kept.bindings, kept.scope) == (None, None, [], {})
+    assert kept.events == _outcome().events and kept.recorded == {0}
+    assert (kept.usage, kept.cost, kept.sessions) == (Usage(3, 5), 0.25, 1)
+
+
+def test_a_run_waits_for_a_partial_outcome_a_worker_writes_later(system_engine: Any) -> None:
+    dbos_partials.make_table(system_engine)
+
+    def later() -> None:
+        time.sleep(0.3)
+        dbos_partials.keep(system_engine, "run-2", "run-2/1@3", _outcome())
+
+    writer = threading.Thread(target=later)
+    writer.start()
+    try:
+        found = asyncio.run(dbos_partials.collect(system_engine, ["run-2/1@3"], 10))
+    finally:
+        writer.join()
+    assert list(found) == ["run-2/1@3"]
+    started = time.monotonic()
+    assert asyncio.run(dbos_partials.collect(system_engine, ["run-2/1@4"], 0.2)) == {}
+    assert time.monotonic() - started >= 0.2
