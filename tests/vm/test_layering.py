@@ -32,6 +32,7 @@ LAZY_PACKAGES = {
     "dbos_pacing.py": ("sqlalchemy",),  # DBOS's own, for the window of request places
     "dbos_budget.py": ("sqlalchemy",),  # DBOS's own, for the spending rows
     "dbos_summaries.py": ("sqlalchemy",),  # DBOS's own, for the summaries' claims
+    "dbos_partials.py": ("sqlalchemy",),  # DBOS's own, for cancelled items' partial outcomes
     "dbos_tables.py": ("sqlalchemy",),  # DBOS's own, for the engine's tables
     "postgres_pool.py": ("psycopg_pool",),  # the driver's pool, for a worker's item journals
 }

@@ -131,3 +131,35 @@ def test_a_run_waits_for_a_partial_outcome_a_worker_writes_later(system_engine: 
     started = time.monotonic()
     assert asyncio.run(dbos_partials.collect(system_engine, ["run-2/1@4"], 0.2)) == {}
     assert time.monotonic() - started >= 0.2
+
+
+# Every item studies, then b fails while the others are at their review.
+STUDIED = (
+    'parallel for x in ["a", "b", "c", "d"]:\n'
+    '  session "Study {x}"\n'
+    '  if x == "b":\n    throw "no {x}"\n'
+    '  session "Review {x}"\n'
+)
+
+
+def test_a_run_taken_over_after_a_fail_fast_reports_the_partial_outcomes_once(
+    tmp_path: Path,
+) -> None:
+    from openprose.vm.engines import dbos_engine as engine
+    from openprose.vm.rundir import new_run_id
+    from tests.vm.engines.test_dbos_branches import _lose_its_executor, _taken_over
+
+    spec = _spec(tmp_path, STUDIED, Options(jitter=False), offline_delay=1.0)
+    url = engine.system_database_url(spec.state, Path(spec.runs_root), environ={})
+    run_id = new_run_id()
+    first = asyncio.run(engine.DbosExecutor(url).run(spec, run_id, Attachment()))
+    assert first.status == "error" and first.error == "no b"
+    # The four studies; a review ended with b's failure or not, as timing has it.
+    assert first.sessions >= 4
+    _lose_its_executor(url, run_id)
+    again = asyncio.run(_taken_over(url, run_id))
+    assert again.status == "error" and again.error == first.error
+    # The items' outcomes and partial outcomes, found again, are counted as the first time.
+    assert (again.sessions, again.usage) == (first.sessions, first.usage)
+    events = (Path(spec.runs_root) / run_id / "events.jsonl").read_text("utf-8")
+    assert events.count('"event": "success"') == first.sessions  # narrated once

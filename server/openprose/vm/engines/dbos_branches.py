@@ -367,15 +367,18 @@ async def outside_workflow(work: Coroutine[Any, Any, T]) -> T:
     return await asyncio.create_task(work, context=contextvars.Context())
 
 
-# How often this process looks whether the workflows it executes were cancelled (seconds).
-CANCEL_POLL_SECONDS = 1.0
+# How often this process looks whether the workflows it executes were cancelled (seconds):
+# a cancelled item goes on asking the model until then (it was a second: a failed fan-out's
+# siblings then made up to a second more of sessions than on the local engine, and the run
+# waited as long for their partial outcomes).  One query for all, only while some run.
+CANCEL_POLL_SECONDS = 0.25
 
 
 class _Cancellations:
     """The workflows (runs, items) this process executes on one event loop, looked up
-    together once a second: those DBOS marks cancelled (``prose runs cancel``, a failed
-    fan-out's fail-fast) have their task cancelled.  DBOS itself stops a cancelled
-    workflow at its next DBOS operation, and a run's or an item's exchanges are none
+    together every ``CANCEL_POLL_SECONDS``: those DBOS marks cancelled (``prose runs
+    cancel``, a failed fan-out's fail-fast) have their task cancelled.  DBOS itself stops
+    a cancelled workflow at its next DBOS operation, and a run's or an item's exchanges are none
     (they are steps of the run's journal): without this, a cancelled item went on asking
     the model to its end."""
 
@@ -495,7 +498,16 @@ class DbosBranches:
                 # Items that ended together are taken in their order, as the local engine
                 # joins ties: the first of them to fail fails the fan-out.
                 for workflow in sorted(finished, key=lambda w: waiting[w.workflow_id]):
+                    if workflow.workflow_id not in waiting:
+                        continue  # the cause of the failure, taken already (below)
                     i = waiting.pop(workflow.workflow_id)
+                    if failure is None and workflow.status == "CANCELLED":
+                        # Taken over after a fail-fast: the item whose failure cancelled
+                        # this one fails the fan-out, as it did before.
+                        j, cause = await outside_workflow(_cause(ids, i, workflow, applied))
+                        if j != i:
+                            waiting.pop(cause.workflow_id, None)
+                            failure = _failure(interpreter, ctx, stages[j], cause, tasks[j], j)
                     if failure is not None:
                         # Ended with the item that fails the fan-out: narrated and paid for,
                         # as a local item that ended beside it (a cancelled one, by a
@@ -504,15 +516,7 @@ class DbosBranches:
                         partials = await _partials(ended, set(), wait=False)
                         _salvage(interpreter, ctx, stages[i], workflow, tasks[i], partials)
                         continue
-                    if workflow.status == "CANCELLED":
-                        # Taken over after a fail-fast: the item whose failure cancelled
-                        # this one fails the fan-out, as it did before.
-                        i, workflow = await outside_workflow(_cause(ids, i, workflow, applied))
-                    label = f"item {i + 1} of the fan-out"
-                    try:
-                        results[i] = _take(interpreter, ctx, stages[i], workflow, tasks[i], label)
-                    except (ProseError, BackendFatal) as failed:
-                        failure = failed
+                    failure = _failure(interpreter, ctx, stages[i], workflow, tasks[i], i, results)
                 if waiting and failure is None:
                     await asyncio.sleep(POLL_SECONDS)
         finally:
@@ -724,6 +728,26 @@ async def _cause(
     return min(
         failed, key=lambda found: (not applied(found[0]), found[0]), default=(index, cancelled)
     )
+
+
+def _failure(
+    interpreter: Interpreter,
+    ctx: Ctx,
+    stage: Stage,
+    workflow: Any,
+    task: BranchTask,
+    index: int,
+    results: list[Value] | None = None,
+) -> ProseError | BackendFatal | None:
+    """A fan-out's item ``index`` taken (``_take``): its value put in ``results``, or its
+    failure returned, which fails the fan-out once the items that ended with it are taken."""
+    try:
+        value = _take(interpreter, ctx, stage, workflow, task, f"item {index + 1} of the fan-out")
+    except (ProseError, BackendFatal) as failed:
+        return failed
+    if results is not None:
+        results[index] = value
+    return None
 
 
 def _salvage(

@@ -12,7 +12,8 @@ their first write (the insert comes first), PostgreSQL through a transaction-sco
 advisory lock per attempt.  A cap on cost or tokens is checked against the sums of the
 rows.  The rows stay after the run returns, as DBOS's records of its workflows do: an item
 cancelled by the run's failure may still be starting a session in its worker (it stops at
-the next look for cancellations, within a second), and must find the run's count.
+the next look for cancellations, within a quarter of a second), and must find the run's
+count.
 Imported only by the dbos engine.
 """
 

@@ -30,7 +30,7 @@ from openprose.vm.engines.dbos_tables import insert, make
 
 PARTIALS_TABLE = "openprose_partials"
 # How long a run waits for the partial outcomes of the items it cancelled that were running:
-# their workers notice the cancellation within a second (dbos_branches.CANCEL_POLL_SECONDS).
+# their workers notice the cancellation within dbos_branches.CANCEL_POLL_SECONDS.
 # A dead worker's item writes none, nor one whose outcome DBOS refused in the instant
 # between its last look and the cancellation; the run goes on without it then.
 WAIT_SECONDS = 3.0
