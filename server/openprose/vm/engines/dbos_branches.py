@@ -249,8 +249,9 @@ async def execute_branch(spec: RunSpec, run_id: str, task: BranchTask) -> Branch
             await asyncio.shield(_keep_partial(run_workflow, item_id, worker.store.outcome))
             raise
         if await outside_workflow(_cancelled_meanwhile(item_id)):
-            # Cancelled after its last look (a sibling failed within the second): DBOS
-            # records no outcome of it, so its whole outcome goes to the run as a partial.
+            # Cancelled since its last look for cancellations (a sibling failed as it
+            # ended): DBOS records no outcome of it, so its whole outcome goes to the run
+            # as a partial one.
             await asyncio.shield(_keep_partial(run_workflow, item_id, outcome))
             raise DBOSWorkflowCancelledError(f"workflow {item_id} was cancelled")
         return outcome
@@ -549,8 +550,8 @@ class DbosBranches:
         try:
             workflow = await self._awaited(task, workflow_id)
         except asyncio.CancelledError:
-            # A sibling's failure (or a race won) cancelled it: what it did until then is
-            # narrated and paid for, as a local branch's until its cancellation.
+            # A sibling's failure cancelled it (a race's branches are not spread): what it
+            # did until then is narrated and paid for, as a local branch's until then.
             stopped = self._stopped.pop(workflow_id, None)
             if stopped is not None:
                 partials = await asyncio.shield(_partials(*stopped))
