@@ -179,14 +179,19 @@ def shared_summaries(run_workflow: str, workflow_id: str) -> SharedSummaries:
     return SharedSummaries(system_database().engine, run_workflow, workflow_id, workflow_ended)
 
 
-async def workflow_ended(workflow_id: str) -> bool:
-    """Whether the workflow ``workflow_id`` is over (or gone), as DBOS holds it."""
+async def workflow_status(workflow_id: str) -> str | None:
+    """The status DBOS holds of the workflow ``workflow_id`` (None: it has none)."""
     from dbos import DBOS
 
     found = await outside_workflow(
         DBOS.list_workflows_async(workflow_ids=[workflow_id], load_input=False, load_output=False)
     )
-    return not found or found[0].status not in ("PENDING", "ENQUEUED", "DELAYED")
+    return str(found[0].status) if found else None
+
+
+async def workflow_ended(workflow_id: str) -> bool:
+    """Whether the workflow ``workflow_id`` is over (or gone), as DBOS holds it."""
+    return await workflow_status(workflow_id) not in ("PENDING", "ENQUEUED", "DELAYED")
 
 
 # The rate limit of each run's backend, as this process first read it for the run.
@@ -248,22 +253,13 @@ async def execute_branch(spec: RunSpec, run_id: str, task: BranchTask) -> Branch
             # What it narrated and spent until then goes to the run (dbos_partials).
             await asyncio.shield(_keep_partial(run_workflow, item_id, worker.store.outcome))
             raise
-        if await outside_workflow(_cancelled_meanwhile(item_id)):
+        if await workflow_status(item_id) == "CANCELLED":
             # Cancelled since its last look for cancellations (a sibling failed as it
             # ended): DBOS records no outcome of it, so its whole outcome goes to the run
             # as a partial one.
             await asyncio.shield(_keep_partial(run_workflow, item_id, outcome))
             raise DBOSWorkflowCancelledError(f"workflow {item_id} was cancelled")
         return outcome
-
-
-async def _cancelled_meanwhile(workflow_id: str) -> bool:
-    from dbos import DBOS
-
-    found = await DBOS.list_workflows_async(
-        workflow_ids=[workflow_id], load_input=False, load_output=False
-    )
-    return bool(found) and found[0].status == "CANCELLED"
 
 
 async def _keep_partial(run_workflow: str, item_id: str, outcome: BranchOutcome | None) -> None:
@@ -769,12 +765,8 @@ def _salvage(
         outcome = partials.get(workflow.workflow_id)
     if not isinstance(outcome, BranchOutcome):
         return
-    replayed = applied_before(interpreter, task.branch_key, workflow.workflow_id)
-    try:
-        with contextlib.suppress(ProseError, BackendFatal):
-            apply(interpreter, ctx, stage, outcome, replayed=replayed)
-    finally:
-        mark_applied(interpreter, task.branch_key, workflow.workflow_id)
+    with contextlib.suppress(ProseError, BackendFatal):
+        _applied(interpreter, ctx, stage, outcome, task, workflow.workflow_id)
 
 
 async def _stop(ids: list[str]) -> tuple[list[Any], set[str]]:
@@ -829,8 +821,23 @@ def _take(
     outcome = workflow.output
     if workflow.status != "SUCCESS" or not isinstance(outcome, BranchOutcome):
         raise BackendFatal(f"{label} failed in its worker: {workflow.error}")
-    replayed = applied_before(interpreter, task.branch_key, workflow.workflow_id)
+    return _applied(interpreter, ctx, stage, outcome, task, workflow.workflow_id, own)
+
+
+def _applied(
+    interpreter: Interpreter,
+    ctx: Ctx,
+    stage: Stage,
+    outcome: BranchOutcome,
+    task: BranchTask,
+    workflow_id: str,
+    own: Scope | None = None,
+) -> Value:
+    """``outcome``, of the item's workflow ``workflow_id``, applied to the run (``apply``)
+    and noted as applied even when it is a failure, which a takeover must not narrate
+    twice."""
+    replayed = applied_before(interpreter, task.branch_key, workflow_id)
     try:
         return apply(interpreter, ctx, stage, outcome, replayed=replayed, own=own)
     finally:
-        mark_applied(interpreter, task.branch_key, workflow.workflow_id)
+        mark_applied(interpreter, task.branch_key, workflow_id)

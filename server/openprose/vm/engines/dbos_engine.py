@@ -860,8 +860,9 @@ def cancel(url: str, run_id: str) -> None:
 def forget(url: str, run_id: str) -> int:
     """Remove what the dbos engine holds of a run that is over: the workflows of its
     attempts, items and calls (with their steps, inputs, outputs and messages), and the
-    engine's rows of its attempts (spending, summaries).  NotOver while an attempt is
-    queued or running.  The number of workflows removed (0: the engine never had it)."""
+    engine's rows of its attempts (spending, summaries, partial outcomes).  NotOver while
+    an attempt is queued or running.  The number of workflows removed (0: the engine never
+    had it)."""
     with client(url) as dbos_client:
         return _forget(dbos_client, run_id)
 
