@@ -29,6 +29,7 @@ LAZY_PACKAGES = {
     "telemetry.py": ("opentelemetry",),
     "dbos_engine.py": ("dbos", "sqlalchemy"),  # sqlalchemy: DBOS's own, for the heartbeats
     "dbos_branches.py": ("dbos",),
+    "dbos_steps.py": ("dbos",),
     "dbos_pacing.py": ("sqlalchemy",),  # DBOS's own, for the window of request places
     "dbos_budget.py": ("sqlalchemy",),  # DBOS's own, for the spending rows
     "dbos_summaries.py": ("sqlalchemy",),  # DBOS's own, for the summaries' claims

@@ -609,6 +609,8 @@ class Worker:
     branches: Branches | None = None
     # Where its summaries are shared with the run's other parts (None: it asks its own).
     summaries: Summaries | None = None
+    # What wraps its journaled backend, for an engine that checkpoints each exchange too.
+    durable_steps: Callable[[Backend], Backend] | None = None
 
     def interpreter(self, task: BranchTask | CallTask, outcome: Any) -> Interpreter:
         """An interpreter of the run's program, here, as the run's would be: the run's
@@ -626,6 +628,8 @@ class Worker:
 
         bind_run(self.backend, self.store.run_id)
         model: Backend = JournalBackend(self.backend, self.store.journal, live)
+        if self.durable_steps is not None:
+            model = self.durable_steps(model)
         if self.telemetry is not None:
             model = self.telemetry.backend(model)
         common: dict[str, Any] = dict(

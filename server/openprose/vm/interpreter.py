@@ -49,6 +49,7 @@ from openprose.vm.context.tokens import backend_name, counter_of
 from openprose.vm.context.windows import RESERVE, window_for
 from openprose.vm.memory import AgentMemories, render_memory, split_memory
 from openprose.vm.operators import binary, compare, truth
+from openprose.vm.ordering import enter_concurrent_task
 from openprose.vm.permissions import permissions_text
 from openprose.vm.remote import RemoteError, RemoteLoader, is_remote
 from openprose.vm.rundir import write_atomic
@@ -1520,6 +1521,7 @@ class Interpreter:
         finished: list[asyncio.Task[Any]] = []
 
         async def noted(index: int) -> Value:
+            enter_concurrent_task()
             try:
                 return await run_branch(index)
             finally:
@@ -1755,6 +1757,7 @@ class Interpreter:
         queue = iter(range(len(items)))
 
         async def worker() -> None:
+            enter_concurrent_task()
             for i in queue:
                 results[i] = await self.item(node, ctx, i, items[i], stages[i])
 

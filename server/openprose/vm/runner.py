@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +89,7 @@ async def run_file(
     branches: Branches | None = None,
     budget: Budget | None = None,
     summaries: Summaries | None = None,
+    durable_steps: Callable[[Backend], Backend] | None = None,
 ) -> RunResult:
     """Check and run ``path``; its state goes under ``runs_root`` (None: no state) in the
     ``state`` backend (or in ``catalog``, when given).  ``project_root`` is where
@@ -113,7 +114,8 @@ async def run_file(
     ``interpreter.Branches``); by default they are tasks of this process.  ``budget``
     counts what the run spends against its limits (by default in this process);
     ``summaries`` shares the run's summaries with its items elsewhere (by default each is
-    asked once by this process)."""
+    asked once by this process); ``durable_steps`` wraps the journaled backend, for an
+    engine that checkpoints each exchange itself too (dbos_steps)."""
     text, module = checked if checked is not None else load_checked(path)
     if fetched is not None and project_root is None:
         # A fetched program has no directory: project memory lives where it is run from.
@@ -136,6 +138,8 @@ async def run_file(
     if store is not None:
         bind_run(model, store.run_id)
         model = JournalBackend(model, store.journal, getattr(store, "went_live", None))
+        if durable_steps is not None:
+            model = durable_steps(model)
     if telemetry is not None:
         model = telemetry.backend(model)
     interpreter = Interpreter(

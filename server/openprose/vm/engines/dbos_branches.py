@@ -63,6 +63,7 @@ from openprose.vm.branches import (
 from openprose.vm.engines.base import RunSpec, build_backend
 from openprose.vm.engines.dbos_partials import collect as collect_partials
 from openprose.vm.engines.dbos_partials import keep as keep_partial
+from openprose.vm.engines.dbos_steps import as_steps
 from openprose.vm.interpreter import letter
 from openprose.vm.telemetry import attach_trace, trace_context
 from openprose.vm.values import ProseError
@@ -321,6 +322,7 @@ async def _worker(
             remote=_remote_loader(run_id, spec),
             budget=shared_budget(spec, run_workflow),
             summaries=shared_summaries(run_workflow, workflow_id),
+            durable_steps=as_steps,
         )
     finally:
         if detach is not None:
