@@ -30,6 +30,7 @@ from openprose.vm.interpreter import (
     Branches,
     Budget,
     Called,
+    Clock,
     Ctx,
     Interpreter,
     Pending,
@@ -611,6 +612,7 @@ class Worker:
     summaries: Summaries | None = None
     # What wraps its journaled backend, for an engine that checkpoints each exchange too.
     durable_steps: Callable[[Backend], Backend] | None = None
+    clock: Clock | None = None  # its retries' waits (None: the real clock's)
 
     def interpreter(self, task: BranchTask | CallTask, outcome: Any) -> Interpreter:
         """An interpreter of the run's program, here, as the run's would be: the run's
@@ -639,6 +641,7 @@ class Worker:
             load_program=load_import,  # the local programs it calls
             remote=self.remote,
             budget=self.budget() if self.budget is not None else None,
+            clock=self.clock,
         )
         called = task.program if isinstance(task, BranchTask) else None
         if called is None:

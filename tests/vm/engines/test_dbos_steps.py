@@ -6,6 +6,7 @@ order."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -143,7 +144,16 @@ def _workflows() -> dict[str, Any]:
             *tasks, last = ORDER[key]
             return [*await asyncio.gather(*map(task, tasks)), await ask(last)]
 
-        _registered.update(asks=asks, together=together)
+        @DBOS.workflow(name="openprose-test.waits")
+        async def waits(seconds: float) -> list[Any]:
+            clock = dbos_steps.DurableClock()
+            first = await ask("ask before")
+            started = time.monotonic()
+            await clock.sleep(seconds)
+            waited = time.monotonic() - started
+            return [first, await ask("ask after"), waited]
+
+        _registered.update(asks=asks, together=together, waits=waits)
     return _registered
 
 
@@ -166,26 +176,28 @@ def launched(tmp_path: Path) -> Any:
         engine.shut_down()
 
 
-def _fork(workflow_id: str, start_step: int) -> list[str]:
+def _fork(workflow_id: str, start_step: int) -> list[Any]:
     """The workflow executed again as a fork: its steps before ``start_step`` answered
     from their checkpoints, the rest run."""
     from dbos import DBOS
 
-    async def fork() -> list[str]:
+    async def fork() -> list[Any]:
         handle = await DBOS.fork_workflow_async(workflow_id, start_step)
-        answers: list[str] = await handle.get_result()
+        answers: list[Any] = await handle.get_result()
         return answers
 
     return asyncio.run(fork())
 
 
-def _start(workflow: Any, workflow_id: str) -> list[str]:
+def _start(workflow: Any, workflow_id: str, argument: Any = None) -> list[Any]:
     from dbos import DBOS, SetWorkflowID
 
-    async def start() -> list[str]:
+    async def start() -> list[Any]:
         with SetWorkflowID(workflow_id):
-            handle = await DBOS.start_workflow_async(workflow, workflow_id)
-        answers: list[str] = await handle.get_result()
+            handle = await DBOS.start_workflow_async(
+                workflow, workflow_id if argument is None else argument
+            )
+        answers: list[Any] = await handle.get_result()
         return answers
 
     return asyncio.run(start())
@@ -263,3 +275,65 @@ def test_an_answer_given_as_its_task_is_cancelled_is_taken(launched: Any) -> Non
         asyncio.run(cancelled_as_answered())
     assert TAKEN == ["ask 1 #1"]
     assert ANSWERS.asked == {"ask 1": 1}
+
+
+# ------------------------------------------------------------------ retries' waits
+
+
+def test_a_retry_s_backoff_is_a_durable_sleep_between_its_attempts(tmp_path: Path) -> None:
+    from openprose.vm.backends.offline import OfflineBackend
+    from openprose.vm.engines.base import Attachment
+    from openprose.vm.interpreter import Options
+
+    text = 'session "flaky"\n  retry: 2\n  backoff: "linear"\n'
+    url, run_id, result = _run(
+        tmp_path,
+        text,
+        Options(jitter=False, retry_base_delay=0.05),
+        attachment=Attachment(backend=OfflineBackend(failures={"flaky": 1})),
+    )
+    assert result.status == "success"
+    assert _steps(url, run_id) == [
+        "openprose.session 1#attempt1",
+        "DBOS.sleep",
+        "openprose.session 1#attempt2",
+    ]
+
+
+def test_a_workflow_executed_again_waits_only_what_was_left(launched: Any) -> None:
+    workflows, url = launched
+    *answers, waited = _start(workflows["waits"], "w6", 1.0)
+    assert answers == ["ask before #1", "ask after #1"] and waited >= 1.0
+    assert _steps(url, "w6") == [
+        "openprose.session ask before#attempt1",
+        "DBOS.sleep",
+        "openprose.session ask after#attempt1",
+    ]
+    # Executed again from its last step, after its wait ended: the wait is over.
+    *answers, waited = _fork("w6", 3)
+    assert answers == ["ask before #1", "ask after #2"] and waited < 0.5
+
+
+def test_a_concurrent_task_s_wait_is_not_a_step(launched: Any) -> None:
+    from openprose.vm.ordering import enter_concurrent_task
+
+    class Fake:
+        def __init__(self) -> None:
+            self.slept: list[float] = []
+
+        def now(self) -> float:
+            return 0.0
+
+        async def sleep(self, seconds: float) -> None:
+            self.slept.append(seconds)
+
+    fake = Fake()
+    clock = dbos_steps.DurableClock(fake)
+
+    async def concurrently() -> None:
+        enter_concurrent_task()
+        await clock.sleep(5.0)
+
+    asyncio.run(concurrently())
+    asyncio.run(clock.sleep(7.0))  # outside a workflow
+    assert fake.slept == [5.0, 7.0]

@@ -63,7 +63,7 @@ from openprose.vm.branches import (
 from openprose.vm.engines.base import RunSpec, build_backend
 from openprose.vm.engines.dbos_partials import collect as collect_partials
 from openprose.vm.engines.dbos_partials import keep as keep_partial
-from openprose.vm.engines.dbos_steps import as_steps
+from openprose.vm.engines.dbos_steps import DurableClock, as_steps
 from openprose.vm.interpreter import letter
 from openprose.vm.telemetry import attach_trace, trace_context
 from openprose.vm.values import ProseError
@@ -323,6 +323,7 @@ async def _worker(
             budget=shared_budget(spec, run_workflow),
             summaries=shared_summaries(run_workflow, workflow_id),
             durable_steps=as_steps,
+            clock=DurableClock(),
         )
     finally:
         if detach is not None:

@@ -72,7 +72,7 @@ from openprose.vm.engines.dbos_branches import (
 from openprose.vm.engines.dbos_budget import make_table as make_spending_table
 from openprose.vm.engines.dbos_pacing import make_table as make_pacing_table
 from openprose.vm.engines.dbos_partials import make_table as make_partials_table
-from openprose.vm.engines.dbos_steps import as_steps
+from openprose.vm.engines.dbos_steps import DurableClock, as_steps
 from openprose.vm.engines.dbos_summaries import make_table as make_summaries_table
 from openprose.vm.engines.dbos_tables import make as make_table
 
@@ -371,8 +371,11 @@ async def execute(spec: RunSpec) -> RunResult:
     }
     # A summary is asked once by the run and its items and calls, wherever they run.
     resources["summaries"] = shared_summaries(workflow_id, workflow_id)
-    # Its exchanges are checkpoints of its workflow as well as journal steps.
+    # Its exchanges are checkpoints of its workflow as well as journal steps, and its
+    # retries' backoffs durable sleeps (but under a test's fake time).
     resources["durable_steps"] = as_steps
+    if attachment.clock is None:
+        attachment = replace(attachment, clock=DurableClock())
     # A spending limit is counted with its items and calls, wherever they run.
     budget = shared_budget(spec, workflow_id)
     if budget is not None:

@@ -23,6 +23,10 @@ that met it raises the failure itself (a ``ContextOverflow`` keeps its figures),
 re-execution raises what the journal would (``replay.decode``).  Anything else is DBOS's to
 record: a fatal failure ends the run; a cancellation records nothing.
 
+A retry's backoff, where the exchanges are steps, is DBOS's durable sleep (``DurableClock``):
+its wake-up time is checkpointed, so a workflow executed again waits only what was left of
+it, rather than every backoff of the failed attempts its checkpoints answer.
+
 Imported only by the dbos engine.
 """
 
@@ -48,6 +52,7 @@ if TYPE_CHECKING:
         SummaryRequest,
         SummaryResult,
     )
+    from openprose.vm.interpreter import Clock
 
 STEP_PREFIX = "openprose."
 
@@ -154,3 +159,28 @@ class StepBackend:
     async def summarise(self, request: SummaryRequest) -> SummaryResult:
         result: SummaryResult = await self._step(request, lambda: self.inner.summarise(request))
         return result
+
+
+class DurableClock:
+    """The interpreter's clock (``inner``, the real one by default), whose waits in a
+    workflow's program order are DBOS's durable sleeps (see the module's docstring)."""
+
+    def __init__(self, inner: Clock | None = None) -> None:
+        from openprose.vm.interpreter import RealClock
+
+        self.inner: Clock = inner or RealClock()
+
+    def now(self) -> float:
+        return self.inner.now()
+
+    async def sleep(self, seconds: float) -> None:
+        if seconds <= 0 or not in_program_order() or not _in_workflow():
+            await self.inner.sleep(seconds)
+            return
+        from dbos import DBOS
+        from dbos._error import DBOSUnexpectedStepError  # private in dbos 3.4; tested
+
+        try:
+            await DBOS.sleep_async(seconds)
+        except DBOSUnexpectedStepError:  # another step's place: the steps go another way
+            await self.inner.sleep(seconds)
