@@ -288,6 +288,14 @@ def test_a_failed_run_resumes_on_the_dbos_engine_it_ran_on(prose: Any, tmp_path:
     }
     assert lines["engine"].startswith(f"dbos (workflow {run_id}/attempt-2, DBOS status SUCCESS")
     assert lines["attempts"] == "2 (prose runs resume)"
+    # The second attempt's workflow checkpointed every exchange: the three the journal
+    # answered, then the six it asked.
+    assert shown["dbos"]["exchanges"]["count"] == 9
+    last = shown["dbos"]["exchanges"]["last"]
+    assert last.startswith("openprose.session ") and last.endswith("#attempt1")
+    assert lines["exchanges"] == (
+        f"9 checkpointed as DBOS steps, the last `{last.removeprefix('openprose.')}`"
+    )
     local = _local_run(prose, tmp_path, SEQUENTIAL)
     assert result["outputs"] == local["outputs"]
     assert _bindings(tmp_path / ".prose" / "runs" / run_id) == _bindings(Path(local["run_dir"]))
@@ -314,7 +322,7 @@ def test_a_cancelled_run_resumed_detached_is_queued_then_finished_by_a_worker(
     _wait_for(lambda: recording.is_file() and len(exchanges()) >= 3)
     cancelled = prose("runs", "cancel", run_id)
     assert cancelled.returncode == 0, cancelled.stderr
-    # It stops at its next step, though it has no DBOS operation of its own to stop at.
+    # It stops at its next exchange, whose step DBOS refuses, or sooner.
     _wait_for(lambda: _status(prose, run_id) == "cancelled", 10)
     worker.send_signal(signal.SIGTERM)
     worker.wait(30)

@@ -516,7 +516,7 @@ def _on_dbos(args: argparse.Namespace, info: Any) -> dict[str, Any] | None:
 
 def _engine_fields(engine: dict[str, Any], run_id: str) -> list[tuple[str, str]]:
     """The dbos engine's lines of ``runs show``: the last attempt, the input it waits for,
-    and the fan-out items."""
+    the exchanges it checkpointed, and the fan-out items."""
     attempts = engine["attempts"]
     last = attempts[-1]
     where = f", executor {last['executor']}" if last["executor"] else ""
@@ -528,6 +528,12 @@ def _engine_fields(engine: dict[str, Any], run_id: str) -> list[tuple[str, str]]
     asked = engine.get("awaiting_input")
     if asked:
         fields.append(("waits for", awaited(run_id, asked["name"], asked["prompt"])))
+    exchanges = engine.get("exchanges")
+    if exchanges and exchanges["count"]:
+        last = exchanges["last"].removeprefix("openprose.")
+        fields.append(
+            ("exchanges", f"{exchanges['count']} checkpointed as DBOS steps, the last `{last}`")
+        )
     for label, counted in (("items", engine["items"]), ("calls", engine.get("calls"))):
         if counted and counted["count"]:
             fields.append((label, _counted_line(counted)))

@@ -124,6 +124,12 @@ def test_the_private_calls_of_dbos_the_engine_relies_on_are_there() -> None:
     from dbos._error import DBOSWorkflowCancelledError
 
     assert issubclass(DBOSWorkflowCancelledError, BaseException)
+    # ... and an exchange's step tells another exchange's checkpoint at its place, and a
+    # checkpoint refused to a workflow no longer this execution's (dbos_steps).
+    from dbos._error import DBOSUnexpectedStepError, DBOSWorkflowConflictIDError
+
+    assert issubclass(DBOSUnexpectedStepError, Exception)
+    assert issubclass(DBOSWorkflowConflictIDError, BaseException)
 
 
 def test_recovery_takes_only_the_runs_of_dead_executors(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ order."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections import Counter
 from pathlib import Path
@@ -337,3 +338,46 @@ def test_a_concurrent_task_s_wait_is_not_a_step(launched: Any) -> None:
     asyncio.run(concurrently())
     asyncio.run(clock.sleep(7.0))  # outside a workflow
     assert fake.slept == [5.0, 7.0]
+
+
+# ------------------------------------------------------------------ cancellation
+
+
+def test_a_run_cancelled_stops_at_its_next_exchange_s_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dbos import DBOS
+
+    from openprose.vm.backends.offline import OfflineBackend
+    from openprose.vm.engines import dbos_branches
+    from openprose.vm.engines.base import Attachment
+
+    # The look for cancellations comes too late to stop it: DBOS's refusal of the next
+    # step must.
+    monkeypatch.setattr(dbos_branches, "CANCEL_POLL_SECONDS", 60.0)
+
+    class CancelledAtTheSecond(OfflineBackend):
+        def __init__(self) -> None:
+            super().__init__()
+            self.asked: list[str] = []
+
+        async def run_session(self, request: SessionRequest) -> SessionResult:
+            self.asked.append(request.prompt)
+            if len(self.asked) == 2:
+                run = DBOS.workflow_id
+                assert run is not None
+                await dbos_branches.outside_workflow(DBOS.cancel_workflow_async(run))
+            return await super().run_session(request)
+
+    backend = CancelledAtTheSecond()
+    text = "".join(f'session "step {n}"\n' for n in range(1, 6))
+    url, run_id, result = _run(tmp_path, text, attachment=Attachment(backend=backend))
+    assert result.status == "cancelled"
+    # The second answer was given as the run was cancelled: it is narrated; the third
+    # session's step was refused.
+    assert backend.asked == ["step 1", "step 2"]
+    [events_file] = tmp_path.glob(f"**/{run_id}/events.jsonl")
+    events = [json.loads(line) for line in events_file.read_text("utf-8").splitlines()]
+    assert [e["step"] for e in events if e["event"] == "success"] == ["1", "2"]
+    assert events[-1]["event"] == "program_end" and events[-1]["status"] == "cancelled"
+    assert _steps(url, run_id) == ["openprose.session 1#attempt1"]

@@ -322,8 +322,8 @@ async def _worker(
             remote=_remote_loader(run_id, spec),
             budget=shared_budget(spec, run_workflow),
             summaries=shared_summaries(run_workflow, workflow_id),
-            durable_steps=as_steps,
-            clock=DurableClock(),
+            durable_steps=partial(as_steps, on_cancelled=cancel_watched),
+            clock=DurableClock(on_cancelled=cancel_watched),
         )
     finally:
         if detach is not None:
@@ -378,9 +378,10 @@ class _Cancellations:
     """The workflows (runs, items) this process executes on one event loop, looked up
     together every ``CANCEL_POLL_SECONDS``: those DBOS marks cancelled (``prose runs
     cancel``, a failed fan-out's fail-fast) have their task cancelled.  DBOS itself stops
-    a cancelled workflow at its next DBOS operation, and a run's or an item's exchanges are none
-    (they are steps of the run's journal): without this, a cancelled item went on asking
-    the model to its end."""
+    a cancelled workflow at its next DBOS operation (an exchange's step: dbos_steps, which
+    then cancels the task here at once), but an exchange may last minutes, and those of a
+    race's branches are no steps: without this, a cancelled item went on asking the model
+    to its end."""
 
     def __init__(self) -> None:
         self.watched: dict[str, asyncio.Future[Any]] = {}
@@ -391,6 +392,16 @@ class _Cancellations:
         self.watched[workflow_id] = task
         if self.poller is None or self.poller.done():
             self.poller = asyncio.get_running_loop().create_task(self._poll())
+
+    def cancel(self, workflow_id: str) -> bool:
+        """Cancels the task of ``workflow_id``, found cancelled (by the look, or by DBOS
+        refusing its step); whether it was watched."""
+        task = self.watched.pop(workflow_id, None)
+        if task is None:
+            return False
+        self.cancelled.add(workflow_id)
+        task.cancel()
+        return True
 
     def forget(self, workflow_id: str) -> bool:
         """Stops watching; whether DBOS had cancelled it."""
@@ -417,15 +428,20 @@ class _Cancellations:
             except Exception:  # a database that does not answer: looked at next time
                 continue
             for workflow in found:
-                task = self.watched.pop(workflow.workflow_id, None)
-                if task is not None:
-                    self.cancelled.add(workflow.workflow_id)
-                    task.cancel()
+                self.cancel(workflow.workflow_id)
 
 
 _cancellations: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Cancellations] = (
     weakref.WeakKeyDictionary()
 )
+
+
+def cancel_watched(workflow_id: str) -> bool:
+    """Cancels the task of the workflow ``workflow_id``, which DBOS found cancelled
+    sooner than the look for cancellations would (it refused its step: dbos_steps), as
+    the look would; whether this process watched it."""
+    watch = _cancellations.get(asyncio.get_running_loop())
+    return watch is not None and watch.cancel(workflow_id)
 
 
 async def unless_cancelled(workflow_id: str, work: Coroutine[Any, Any, T]) -> T:

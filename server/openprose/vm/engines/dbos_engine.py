@@ -61,6 +61,7 @@ from openprose.vm.engines.dbos_branches import (
     STOPPING,
     DbosBranches,
     branch_workflow,
+    cancel_watched,
     outside_workflow,
     paced_backend,
     provider_queue,
@@ -72,7 +73,7 @@ from openprose.vm.engines.dbos_branches import (
 from openprose.vm.engines.dbos_budget import make_table as make_spending_table
 from openprose.vm.engines.dbos_pacing import make_table as make_pacing_table
 from openprose.vm.engines.dbos_partials import make_table as make_partials_table
-from openprose.vm.engines.dbos_steps import DurableClock, as_steps
+from openprose.vm.engines.dbos_steps import STEP_PREFIX, DurableClock, as_steps
 from openprose.vm.engines.dbos_summaries import make_table as make_summaries_table
 from openprose.vm.engines.dbos_tables import make as make_table
 
@@ -373,9 +374,9 @@ async def execute(spec: RunSpec) -> RunResult:
     resources["summaries"] = shared_summaries(workflow_id, workflow_id)
     # Its exchanges are checkpoints of its workflow as well as journal steps, and its
     # retries' backoffs durable sleeps (but under a test's fake time).
-    resources["durable_steps"] = as_steps
+    resources["durable_steps"] = functools.partial(as_steps, on_cancelled=cancel_watched)
     if attachment.clock is None:
-        attachment = replace(attachment, clock=DurableClock())
+        attachment = replace(attachment, clock=DurableClock(on_cancelled=cancel_watched))
     # A spending limit is counted with its items and calls, wherever they run.
     budget = shared_budget(spec, workflow_id)
     if budget is not None:
@@ -795,8 +796,9 @@ def current_attempt(dbos_client: Any, run_id: str) -> str:
 def workflows_of(url: str, run_id: str) -> dict[str, Any] | None:
     """What the dbos engine holds of a run, for ``prose runs show``: its attempts (workflow
     id, status, executor), the input its attempt running waits for (``awaiting_input``:
-    name and prompt, or None) and its fan-out items (how many of each status, on how many
-    executors); None: the engine never had the run."""
+    name and prompt, or None), the exchanges its last attempt's workflow checkpointed
+    (``exchanges``: how many, the last one's step) and its fan-out items (how many of each
+    status, on how many executors); None: the engine never had the run."""
     with client(url) as dbos_client:
         found = dbos_client.list_workflows(
             workflow_id_prefix=run_id, load_input=False, load_output=False
@@ -805,6 +807,8 @@ def workflows_of(url: str, run_id: str) -> dict[str, Any] | None:
         if not mine:
             return None
         awaiting = awaited_input(dbos_client, mine[-1])
+        steps = dbos_client.list_workflow_steps(mine[-1].workflow_id)
+    exchanges = [s["function_name"] for s in steps if s["function_name"].startswith(STEP_PREFIX)]
     theirs = [
         w for w in found if w.name == BRANCH_WORKFLOW and w.workflow_id.startswith(f"{run_id}/")
     ]
@@ -815,6 +819,7 @@ def workflows_of(url: str, run_id: str) -> dict[str, Any] | None:
             for w in mine
         ],
         "awaiting_input": awaiting,
+        "exchanges": {"count": len(exchanges), "last": exchanges[-1] if exchanges else None},
         "items": _counted([w for w in theirs if not w.workflow_id.endswith(CALL_MARK)]),
         "calls": _counted(calls),
     }

@@ -63,10 +63,26 @@ def step_name(request: Request) -> str:
     return f"{STEP_PREFIX}{kind} {key}"
 
 
-def as_steps(journaled: Backend) -> Backend:
+# Given a cancelled workflow's id, cancels its task as the engine's look for cancellations
+# would (dbos_branches.cancel_watched); whether it did.
+Canceller = Callable[[str], bool]
+
+
+def as_steps(journaled: Backend, on_cancelled: Canceller | None = None) -> Backend:
     """``journaled`` (a ``JournalBackend``), its exchanges made DBOS steps where they can
     be: runner.run_file's and branches.Worker's ``durable_steps``."""
-    return StepBackend(journaled)
+    return StepBackend(journaled, on_cancelled)
+
+
+async def _stopped(on_cancelled: Canceller | None) -> None:
+    """A cancelled workflow's step refused by DBOS: its task is cancelled as the look for
+    cancellations cancels it (the run's state then ends ``cancelled``, a fan-out's item
+    keeps its partial outcome), and meets the cancellation here."""
+    from dbos import DBOS
+
+    workflow_id = DBOS.workflow_id
+    if on_cancelled is not None and workflow_id is not None and on_cancelled(workflow_id):
+        await asyncio.sleep(0)
 
 
 def _in_workflow() -> bool:
@@ -81,10 +97,11 @@ class StepBackend:
     """Passes every exchange to ``inner`` inside a DBOS step named by it, when the running
     task is a workflow's own (see the module's docstring); else straight to ``inner``."""
 
-    def __init__(self, inner: Backend) -> None:
+    def __init__(self, inner: Backend, on_cancelled: Canceller | None = None) -> None:
         self.inner = inner
         self.name = inner.name
         self.dry_run = inner.dry_run
+        self.on_cancelled = on_cancelled
 
     def recorded(self, request: Request) -> Any:
         """The journal's answer (telemetry.answered_from_journal asks the journal)."""
@@ -131,8 +148,10 @@ class StepBackend:
             outcome = made[0]
         except DBOSUnexpectedStepError:
             return await call()
-        except (DBOSWorkflowCancelledError, DBOSWorkflowConflictIDError):
+        except (DBOSWorkflowCancelledError, DBOSWorkflowConflictIDError) as refused:
             if not made:
+                if isinstance(refused, DBOSWorkflowCancelledError):
+                    await _stopped(self.on_cancelled)
                 raise
             # Cancelled (or taken over) while the model answered: DBOS refuses the
             # checkpoint, but the exchange was made and journaled, and what it cost goes
@@ -165,10 +184,11 @@ class DurableClock:
     """The interpreter's clock (``inner``, the real one by default), whose waits in a
     workflow's program order are DBOS's durable sleeps (see the module's docstring)."""
 
-    def __init__(self, inner: Clock | None = None) -> None:
+    def __init__(self, inner: Clock | None = None, on_cancelled: Canceller | None = None) -> None:
         from openprose.vm.interpreter import RealClock
 
         self.inner: Clock = inner or RealClock()
+        self.on_cancelled = on_cancelled
 
     def now(self) -> float:
         return self.inner.now()
@@ -178,9 +198,15 @@ class DurableClock:
             await self.inner.sleep(seconds)
             return
         from dbos import DBOS
-        from dbos._error import DBOSUnexpectedStepError  # private in dbos 3.4; tested
+        from dbos._error import (  # private in dbos 3.4; tested
+            DBOSUnexpectedStepError,
+            DBOSWorkflowCancelledError,
+        )
 
         try:
             await DBOS.sleep_async(seconds)
         except DBOSUnexpectedStepError:  # another step's place: the steps go another way
             await self.inner.sleep(seconds)
+        except DBOSWorkflowCancelledError:
+            await _stopped(self.on_cancelled)
+            raise
