@@ -50,9 +50,17 @@ def _steps(url: str, workflow_id: str) -> list[str]:
         return [step["function_name"] for step in client.list_workflow_steps(workflow_id)]
 
 
-def test_each_exchange_of_a_run_and_of_its_items_is_a_step_named_by_it(tmp_path: Path) -> None:
-    url, run_id, result = _run(tmp_path, PROGRAM)
+@pytest.mark.parametrize("state", ["filesystem", "postgres"])
+def test_each_exchange_of_a_run_and_of_its_items_is_a_step_named_by_it(
+    tmp_path: Path, state: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # On the filesystem state the system database is SQLite; on the postgres state it is
+    # the state's PostgreSQL.
+    if state == "postgres":
+        monkeypatch.setenv("OPENPROSE_POSTGRES_URL", request.getfixturevalue("postgres_db_url"))
+    url, run_id, result = _run(tmp_path, PROGRAM, state=state)
     assert result.status == "success"
+    assert url.startswith("sqlite" if state == "filesystem" else "postgresql")
     # The run's own exchanges, in the order it made them: a session, the condition, the
     # condition's session, the choice, the chosen option's session, the last session.
     assert _steps(url, run_id) == [
@@ -68,9 +76,9 @@ def test_each_exchange_of_a_run_and_of_its_items_is_a_step_named_by_it(tmp_path:
     assert _steps(url, f"{run_id}/3@1") == ["openprose.session 3@1.1#attempt1"]
     # The race's branches (step 4) are tasks of the run's process, which reach their
     # exchanges in the order their answers come: they are the journal's steps only.
-    [events_file] = tmp_path.glob(f"**/{run_id}/events.jsonl")
-    events = events_file.read_text("utf-8")
-    assert '"fast' in events
+    if state == "filesystem":
+        [events_file] = tmp_path.glob(f"**/{run_id}/events.jsonl")
+        assert '"fast' in events_file.read_text("utf-8")
 
 
 # ------------------------------------------------------------------ a re-execution
