@@ -148,11 +148,23 @@ def test_a_run_waiting_for_an_input_is_said_to_and_ends_once_it_is_sent(
         f"prose runs send {run_id} angle=VALUE"
     )
     assert waiter.child.poll() is None
+    # `prose runs list` says it waits, rather than that it runs.
+    assert _listed(prose, run_id)["status"] == "waiting"
+    table = prose("runs", "list").stdout
+    assert any(line.split()[:2] == [run_id, "waiting"] for line in table.splitlines())
     sent = prose("runs", "send", run_id, "angle=cost")
     assert sent.returncode == 0, sent.stderr
     assert waiter.end() == 0, waiter.stderr()
     assert "from the cost angle" in waiter.stdout()
     assert waiter.stdout().startswith("summary = ")
+    assert _listed(prose, run_id)["status"] == "completed"
+
+
+def _listed(prose: Any, run_id: str) -> dict[str, Any]:
+    done = prose("runs", "list", "--json")
+    assert done.returncode == 0, done.stderr
+    [run] = [run for run in json.loads(done.stdout) if run["run_id"] == run_id]
+    return dict(run)
 
 
 def test_a_wait_gives_up_at_its_timeout_and_a_cancelled_run_ends_it_with_status_1(

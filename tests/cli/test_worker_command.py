@@ -187,7 +187,7 @@ def test_a_mid_program_input_is_sent_to_the_waiting_run(
     run_dir = tmp_path / ".prose" / "runs" / run_id
     _wait_for(lambda: (run_dir / "bindings" / "notes.md").is_file())
     time.sleep(0.5)
-    assert _status(prose, run_id) == "running"  # waiting for `angle`
+    assert _status(prose, run_id) == "waiting"  # for `angle`, which `prose runs send` gives
     shown = prose("runs", "show", run_id)
     assert (
         f"waits for: the input `angle` (Which angle to take): prose runs send {run_id} angle=VALUE"

@@ -307,13 +307,13 @@ def table(rows: Sequence[Sequence[str]]) -> str:
 def list_runs(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     # The dbos engine's runs that no worker has begun yet (a begun run is in the catalog),
     # read before the catalog: a run a worker begins in between is in the second.
-    waiting = queued_runs(args)
+    waiting, asking = dbos_queue(args)
     infos = all_runs(args)
     known = {info.run_id for info in infos}
     again = {w.run_id for w in waiting} & known
     infos = [
         *(w for w in waiting if w.run_id not in known),
-        *(_queued_again(info) if info.run_id in again else info for info in infos),
+        *(_listed(info, info.run_id in again, info.run_id in asking) for info in infos),
     ]
     if args.json:
         json.dump([info.to_json() for info in infos], stdout, ensure_ascii=False, indent=2)
@@ -821,17 +821,23 @@ def dbos_url(args: argparse.Namespace, state: str | None = None) -> str | None:
 
 def queued_runs(args: argparse.Namespace) -> list[Any]:
     """The dbos engine's runs waiting on its queue, as summaries (status ``queued``)."""
+    return dbos_queue(args)[0]
+
+
+def dbos_queue(args: argparse.Namespace) -> tuple[list[Any], dict[str, str]]:
+    """``queued_runs``, and the dbos engine's runs executing that wait for a mid-program
+    input by message: the input's name, by run id."""
     from openprose.vm.state.base import RunInfo
 
     url = dbos_url(args)
     if url is None:
-        return []
-    from openprose.vm.engines.dbos_engine import EngineError, queued
+        return [], {}
+    from openprose.vm.engines.dbos_engine import EngineError, queue_view
 
     try:
-        waiting = queued(url)
+        waiting, asking = queue_view(url)
     except EngineError:
-        return []
+        return [], {}
     return [
         RunInfo(
             run_id,
@@ -841,17 +847,22 @@ def queued_runs(args: argparse.Namespace) -> list[Any]:
             started_at=when_queued,
         )
         for run_id, spec, when_queued in waiting
-    ]
+    ], asking
 
 
-def _queued_again(info: Any) -> Any:
-    """A run that ended and is queued to resume (its next attempt, dbos_engine) is listed
-    as queued until a worker claims it.  One running, or interrupted (its worker died; the
-    queue holds it for the worker that takes it over), is listed as it is."""
+def _listed(info: Any, queued_again: bool, asking: bool) -> Any:
+    """A run as listed.  One that ended and is queued to resume (its next attempt,
+    dbos_engine) is ``queued`` until a worker claims it; one running, or interrupted (its
+    worker died; the queue holds it for the worker that takes it over), is listed as it is.
+    A dbos run executing that waits for a mid-program input by message is ``waiting``
+    (``prose runs show`` names the input)."""
     from dataclasses import replace
 
-    ended = info.status in ("completed", "failed", "cancelled")
-    return replace(info, status="queued") if ended else info
+    if queued_again and info.status in ("completed", "failed", "cancelled"):
+        return replace(info, status="queued")
+    if asking and info.status == "running":
+        return replace(info, status="waiting")
+    return info
 
 
 def _engine_url(args: argparse.Namespace) -> str:

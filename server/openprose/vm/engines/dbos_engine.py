@@ -942,10 +942,25 @@ def forget_rows(system: Any, runs: Sequence[str]) -> None:
 def queued(url: str) -> list[tuple[str, RunSpec, float]]:
     """The runs waiting on the queue, oldest first: id, spec, when queued (epoch seconds).
     With them the runs a worker has just taken, which may not be in their state yet."""
+    return queue_view(url)[0]
+
+
+def queue_view(url: str) -> tuple[list[tuple[str, RunSpec, float]], dict[str, str]]:
+    """``queued``'s runs, and the runs executing that wait for a mid-program input by
+    message (``prose runs send``): the name of the input each waits for, by run id."""
     with client(url) as dbos_client:
         found = dbos_client.list_workflows(
             name=RUN_WORKFLOW, status=["ENQUEUED", "PENDING"], load_output=False
         )
+        asking = {}
+        for workflow in found:
+            asked = awaited_input(dbos_client, workflow)
+            if asked is not None:
+                asking[run_of(workflow.workflow_id)] = asked["name"]
+    return _queued_of(found), asking
+
+
+def _queued_of(found: Sequence[Any]) -> list[tuple[str, RunSpec, float]]:
     waiting = []
     for workflow in found:
         args = (workflow.input or {}).get("args") or ()
