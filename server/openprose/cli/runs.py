@@ -530,7 +530,9 @@ def _engine_fields(engine: dict[str, Any], run_id: str) -> list[tuple[str, str]]
         fields.append(("waits for", awaited(run_id, asked["name"], asked["prompt"])))
     exchanges = engine.get("exchanges")
     if exchanges and exchanges["count"]:
-        last = exchanges["last"].removeprefix("openprose.")
+        from openprose.vm.engines.dbos_steps import STEP_PREFIX
+
+        last = exchanges["last"].removeprefix(STEP_PREFIX)
         fields.append(
             ("exchanges", f"{exchanges['count']} checkpointed as DBOS steps, the last `{last}`")
         )
@@ -821,14 +823,21 @@ def dbos_url(args: argparse.Namespace, state: str | None = None) -> str | None:
 
 def queued_runs(args: argparse.Namespace) -> list[Any]:
     """The dbos engine's runs waiting on its queue, as summaries (status ``queued``)."""
-    return dbos_queue(args)[0]
+    url = dbos_url(args)
+    if url is None:
+        return []
+    from openprose.vm.engines.dbos_engine import EngineError, queued
+
+    try:
+        return _queued_infos(queued(url))
+    except EngineError:
+        return []
 
 
 def dbos_queue(args: argparse.Namespace) -> tuple[list[Any], dict[str, str]]:
     """``queued_runs``, and the dbos engine's runs executing that wait for a mid-program
-    input by message: the input's name, by run id."""
-    from openprose.vm.state.base import RunInfo
-
+    input by message: the input's name, by run id (one more read of each executing run,
+    which only ``list`` shows)."""
     url = dbos_url(args)
     if url is None:
         return [], {}
@@ -838,6 +847,12 @@ def dbos_queue(args: argparse.Namespace) -> tuple[list[Any], dict[str, str]]:
         waiting, asking = queue_view(url)
     except EngineError:
         return [], {}
+    return _queued_infos(waiting), asking
+
+
+def _queued_infos(waiting: list[tuple[str, Any, float]]) -> list[Any]:
+    from openprose.vm.state.base import RunInfo
+
     return [
         RunInfo(
             run_id,
@@ -847,7 +862,7 @@ def dbos_queue(args: argparse.Namespace) -> tuple[list[Any], dict[str, str]]:
             started_at=when_queued,
         )
         for run_id, spec, when_queued in waiting
-    ], asking
+    ]
 
 
 def _listed(info: Any, queued_again: bool, asking: bool) -> Any:

@@ -72,7 +72,7 @@ if TYPE_CHECKING:
     from openprose.syntax import tree as t
     from openprose.vm.backends.base import Backend
     from openprose.vm.engines.dbos_summaries import SharedSummaries
-    from openprose.vm.interpreter import Budget, Called, Ctx, Interpreter, Stage
+    from openprose.vm.interpreter import Budget, Called, Clock, Ctx, Interpreter, Stage
     from openprose.vm.remote import RemoteLoader
     from openprose.vm.scope import Scope
     from openprose.vm.telemetry import Telemetry
@@ -322,8 +322,8 @@ async def _worker(
             remote=_remote_loader(run_id, spec),
             budget=shared_budget(spec, run_workflow),
             summaries=shared_summaries(run_workflow, workflow_id),
-            durable_steps=partial(as_steps, on_cancelled=cancel_watched),
-            clock=DurableClock(on_cancelled=cancel_watched),
+            durable_steps=durable_steps,
+            clock=durable_clock(),
         )
     finally:
         if detach is not None:
@@ -444,9 +444,21 @@ def cancel_watched(workflow_id: str) -> bool:
     return watch is not None and watch.cancel(workflow_id)
 
 
+def durable_steps(journaled: Backend) -> Backend:
+    """A run's, an item's or a call's journaled backend, its exchanges DBOS steps too."""
+    return as_steps(journaled, on_cancelled=cancel_watched)
+
+
+def durable_clock(inner: Clock | None = None) -> DurableClock:
+    """A run's, an item's or a call's clock (``inner``: a test's), its retries' waits
+    DBOS's durable sleeps."""
+    return DurableClock(inner, on_cancelled=cancel_watched)
+
+
 async def unless_cancelled(workflow_id: str, work: Coroutine[Any, Any, T]) -> T:
-    """``work``, the body of the workflow ``workflow_id``, stopped within a second of its
-    cancellation, as DBOS stops a cancelled workflow (which keeps its status)."""
+    """``work``, the body of the workflow ``workflow_id``, stopped within
+    ``CANCEL_POLL_SECONDS`` of its cancellation (at once at its next step, dbos_steps), as
+    DBOS stops a cancelled workflow (which keeps its status)."""
     from dbos._error import DBOSWorkflowCancelledError  # private in dbos 3.4; tested
 
     loop = asyncio.get_running_loop()

@@ -61,7 +61,8 @@ from openprose.vm.engines.dbos_branches import (
     STOPPING,
     DbosBranches,
     branch_workflow,
-    cancel_watched,
+    durable_clock,
+    durable_steps,
     outside_workflow,
     paced_backend,
     provider_queue,
@@ -73,7 +74,7 @@ from openprose.vm.engines.dbos_branches import (
 from openprose.vm.engines.dbos_budget import make_table as make_spending_table
 from openprose.vm.engines.dbos_pacing import make_table as make_pacing_table
 from openprose.vm.engines.dbos_partials import make_table as make_partials_table
-from openprose.vm.engines.dbos_steps import STEP_PREFIX, DurableClock, as_steps
+from openprose.vm.engines.dbos_steps import STEP_PREFIX
 from openprose.vm.engines.dbos_summaries import make_table as make_summaries_table
 from openprose.vm.engines.dbos_tables import make as make_table
 
@@ -374,9 +375,9 @@ async def execute(spec: RunSpec) -> RunResult:
     resources["summaries"] = shared_summaries(workflow_id, workflow_id)
     # Its exchanges are checkpoints of its workflow as well as journal steps, and its
     # retries' backoffs durable sleeps (but under a test's fake time).
-    resources["durable_steps"] = functools.partial(as_steps, on_cancelled=cancel_watched)
+    resources["durable_steps"] = durable_steps
     if attachment.clock is None:
-        attachment = replace(attachment, clock=DurableClock(on_cancelled=cancel_watched))
+        attachment = replace(attachment, clock=durable_clock())
     # A spending limit is counted with its items and calls, wherever they run.
     budget = shared_budget(spec, workflow_id)
     if budget is not None:
@@ -942,22 +943,29 @@ def forget_rows(system: Any, runs: Sequence[str]) -> None:
 def queued(url: str) -> list[tuple[str, RunSpec, float]]:
     """The runs waiting on the queue, oldest first: id, spec, when queued (epoch seconds).
     With them the runs a worker has just taken, which may not be in their state yet."""
-    return queue_view(url)[0]
+    with client(url) as dbos_client:
+        return _queued_of(_live_runs(dbos_client))
 
 
 def queue_view(url: str) -> tuple[list[tuple[str, RunSpec, float]], dict[str, str]]:
     """``queued``'s runs, and the runs executing that wait for a mid-program input by
     message (``prose runs send``): the name of the input each waits for, by run id."""
     with client(url) as dbos_client:
-        found = dbos_client.list_workflows(
-            name=RUN_WORKFLOW, status=["ENQUEUED", "PENDING"], load_output=False
-        )
+        found = _live_runs(dbos_client)
         asking = {}
         for workflow in found:
             asked = awaited_input(dbos_client, workflow)
             if asked is not None:
                 asking[run_of(workflow.workflow_id)] = asked["name"]
     return _queued_of(found), asking
+
+
+def _live_runs(dbos_client: Any) -> list[Any]:
+    """The run workflows queued or executing, with their inputs."""
+    found: list[Any] = dbos_client.list_workflows(
+        name=RUN_WORKFLOW, status=["ENQUEUED", "PENDING"], load_output=False
+    )
+    return found
 
 
 def _queued_of(found: Sequence[Any]) -> list[tuple[str, RunSpec, float]]:
