@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -230,6 +231,31 @@ def test_an_attached_dbos_run_reports_as_a_local_one_does(prose: Any, tmp_path: 
     assert result["sessions"] == local["sessions"] == 9
     assert _bindings(Path(result["run_dir"])) == _bindings(Path(local["run_dir"]))
     assert (tmp_path / ".prose" / "dbos.sqlite").is_file()
+
+
+# Branch b fails while branch a is in the middle of its second session (a model exchange,
+# which the dbos engine makes a DBOS step).
+FAILS_MID_SESSION = (
+    "parallel:\n"
+    '  do:\n    session "a one"\n    session "a two"\n'
+    '  do:\n    session "b one"\n    throw "no b"\n'
+)
+
+
+def test_an_attached_dbos_run_that_fails_fast_says_what_a_local_one_says(
+    prose: Any, tmp_path: Path
+) -> None:
+    # The sibling it cancels is the engine's doing: nothing of DBOS's about its cancelled
+    # step reaches the user (it printed a warning naming an internal function).
+    (tmp_path / "main.prose").write_text(FAILS_MID_SESSION, encoding="utf-8")
+    said = {}
+    for engine in ("local", "dbos"):
+        done = prose("run", "main.prose", "--engine", engine, "--offline-delay", "0.3")
+        assert done.returncode == 1, done.stderr
+        said[engine] = re.sub(r"\d{8}-\d{6}-\w{6}", "RUN", done.stderr)
+    assert said["dbos"] == said["local"]
+    assert 'failed at `throw "no b"`: parallel branch b failed: no b' in said["dbos"]
+    assert "2 sessions" in said["dbos"]
 
 
 @pytest.mark.parametrize(

@@ -441,15 +441,19 @@ class _QuietOnPurpose(logging.Filter):
     # What DBOS reports of a workflow cancelled by `prose runs cancel` as it ends: asked
     # for, and said by the run's own state.
     CANCELLED = ("DBOSAwaitedWorkflowCancelledError", "DBOSWorkflowCancelledError")
+    # What DBOS reports of each step (a model exchange, dbos_steps) whose task is
+    # cancelled: only the engine cancels them, on purpose (a failed fan-out's siblings, a
+    # race's losers, a cancelled run), and the narration says so.
+    ON_PURPOSE = ("was cancelled during execution", "Asyncio task cancelled for workflow or step")
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.exc_info and type(record.exc_info[1]).__name__ in self.CANCELLED:
             return False
-        if "was cancelled during execution" in record.getMessage():
+        message = record.getMessage()
+        if any(part in message for part in self.ON_PURPOSE):
             return False
         if not STOPPING.is_set():
             return True
-        message = record.getMessage()
         return not any(part in message for part in self.INTERRUPTED)
 
 
