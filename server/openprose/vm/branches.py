@@ -15,6 +15,7 @@ Not every fan-out can travel: ``why_local`` says which stay here, and why.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -720,14 +721,26 @@ async def run_task(task: BranchTask, worker: Worker) -> BranchOutcome:
     return outcome
 
 
-async def run_call(task: CallTask, worker: Worker) -> CallOutcome:
+async def run_call(
+    task: CallTask, worker: Worker, outcome: CallOutcome | None = None
+) -> CallOutcome:
     """Run a program call of the run here, as the run would have (``Interpreter.call_here``
-    on an interpreter of the run's program): its state made under the run's."""
-    outcome = CallOutcome()
+    on an interpreter of the run's program): its state made under the run's.  ``outcome``
+    (a new one if None) is filled as it goes: cancelled, it holds what the call narrated
+    and spent until then, its partial outcome (dbos_partials)."""
+    outcome = outcome if outcome is not None else CallOutcome()
     interpreter = worker.interpreter(task, outcome)
     ctx = Ctx(Scope(), task.step, task.key, task.level)
     try:
         called = await interpreter.call_here(task.source, task.name, task.inputs, ctx, task.where)
+    except asyncio.CancelledError:
+        # call_here counted the called program's spending in the interpreter's totals.
+        outcome.usage, outcome.cost = interpreter.usage, interpreter.cost
+        outcome.sessions = interpreter.sessions
+        outcome.started = interpreter.budget.started
+        outcome.tokens = interpreter.budget.tokens
+        outcome.entries = list(interpreter.budget.ledger.entries)
+        raise
     except ProseError as failure:  # its program cannot be fetched, or has errors
         outcome.raised = (failure.message, failure.statement, failure.kind)
         return outcome

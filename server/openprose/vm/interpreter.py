@@ -1477,6 +1477,14 @@ class Interpreter:
             result = await callee.run(inputs)
         except MissingInput as missing:
             raise ProseError(f"{source}: missing input {missing.name!r}", where) from None
+        except asyncio.CancelledError:
+            # Cancelled with its caller (a sibling's fail-fast, a race's loss): the sessions
+            # it completed were paid for, and the breakdown (the shared budget's ledger)
+            # lists them already, so the caller's totals count them too.
+            self.usage = self.usage + callee.usage
+            self.cost += callee.cost
+            self.sessions += callee.sessions
+            raise
         return Called(result, callee.usage, callee.cost, callee.sessions)
 
     def resolve_import(self, source: str) -> Path:

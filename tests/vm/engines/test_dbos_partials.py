@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from openprose.vm import events as ev
-from openprose.vm.backends.base import Usage
+from openprose.vm.backends.base import BackendError, Usage
 from openprose.vm.backends.offline import OfflineBackend
-from openprose.vm.branches import BranchOutcome, StagedBinding
+from openprose.vm.branches import BranchOutcome, CallOutcome, StagedBinding
 from openprose.vm.engines import dbos_partials
 from openprose.vm.engines.base import Attachment
 from openprose.vm.engines.local import LocalExecutor
@@ -109,9 +109,30 @@ def test_a_partial_outcome_keeps_the_narration_and_spending_and_nothing_bound(
     found = asyncio.run(dbos_partials.collect(system_engine, ["run-1/1@0", "run-1/1@1"], 0))
     assert list(found) == ["run-1/1@0"]  # 1@1 wrote none; the first write stays
     kept = found["run-1/1@0"]
+    assert isinstance(kept, BranchOutcome)
     assert (kept.value, kept.error, kept.bindings, kept.scope) == (None, None, [], {})
     assert kept.events == _outcome().events and kept.recorded == {0}
     assert (kept.usage, kept.cost, kept.sessions) == (Usage(3, 5), 0.25, 1)
+
+
+def test_a_call_s_partial_outcome_keeps_the_narration_and_spending_and_no_result(
+    system_engine: Any,
+) -> None:
+    dbos_partials.make_table(system_engine)
+    called = CallOutcome(
+        outputs={"report": "half"},
+        events=[ev.Failure(step="1", level=1, message="late")],
+        usage=Usage(input_tokens=4, output_tokens=6),
+        cost=0.5,
+        sessions=2,
+        raised=("no", "use", "program"),
+    )
+    dbos_partials.keep(system_engine, "run-3", "run-3/2:call", called)
+    kept = asyncio.run(dbos_partials.collect(system_engine, ["run-3/2:call"], 0))["run-3/2:call"]
+    assert isinstance(kept, CallOutcome)
+    assert (kept.status, kept.outputs, kept.raised) == ("cancelled", {}, None)
+    assert kept.events == called.events
+    assert (kept.usage, kept.cost, kept.sessions) == (Usage(4, 6), 0.5, 2)
 
 
 def test_a_run_waits_for_a_partial_outcome_a_worker_writes_later(system_engine: Any) -> None:
@@ -163,3 +184,62 @@ def test_a_run_taken_over_after_a_fail_fast_reports_the_partial_outcomes_once(
     assert (again.sessions, again.usage) == (first.sessions, first.usage)
     events = (Path(spec.runs_root) / run_id / "events.jsonl").read_text("utf-8")
     assert events.count('"event": "success"') == first.sessions  # narrated once
+
+
+CHILD = 'session "child one"\nsession "child two"\nsession "slow child"\n'
+# The called program completes two sessions, then the other branch decides the block.
+CALLED_IN_A_RACE = 'use "./child" as child\nparallel ("first"):\n  child()\n  session "late win"\n'
+CALLED_IN_A_FAILED_BLOCK = 'use "./child" as child\nparallel:\n  child()\n  session "late fail"\n'
+
+
+class _AfterTheChild(OfflineBackend):
+    """Sessions: "slow" ones wait until cancelled; "late" ones until the child's second session
+    ended (in whichever thread the child runs), then a "late fail" fails."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.child_done = threading.Event()
+
+    async def run_session(self, request: Any) -> Any:
+        if request.prompt.startswith("slow"):
+            await asyncio.Event().wait()
+        if request.prompt.startswith("late"):
+            for _ in range(2000):
+                if self.child_done.is_set():
+                    break
+                await asyncio.sleep(0.005)
+            if request.prompt.endswith("fail"):
+                raise BackendError("late broke")
+        result = await super().run_session(request)
+        if request.prompt == "child two":
+            self.child_done.set()
+        return result
+
+
+@pytest.mark.parametrize("engine", ["local", "dbos"])
+@pytest.mark.parametrize(
+    "text", [CALLED_IN_A_RACE, CALLED_IN_A_FAILED_BLOCK], ids=["race-loser", "fail-fast"]
+)
+def test_a_call_cancelled_with_its_caller_reports_what_it_paid_for(
+    tmp_path: Path, engine: str, text: str
+) -> None:
+    # A race's loser calls a program (on the dbos engine a workflow of its own, its
+    # partial outcome kept by its worker); a failed block's sibling does (there, the
+    # call runs in the branch's workflow, whose partial outcome counts it).
+    here = tmp_path / engine
+    here.mkdir()
+    (here / "child.prose").write_text(CHILD, encoding="utf-8")
+    attachment = Attachment(backend=_AfterTheChild())
+    options = Options(jitter=False)
+    spec = _spec(here, text, options)
+    if engine == "dbos":
+        result = _run(here, text, options, attachment=attachment)[2]
+    else:
+        result = asyncio.run(LocalExecutor().run(spec, None, attachment))
+    won = text == CALLED_IN_A_RACE
+    assert result.status == ("success" if won else "error"), result.error
+    # The child's two sessions, and the winner's.
+    assert result.sessions == 2 + won
+    assert result.breakdown.total.calls == result.sessions
+    assert result.usage.output_tokens == result.breakdown.total.output_tokens
+    assert result.sessions == spec.catalog().info(result.run_id).sessions

@@ -61,6 +61,7 @@ from openprose.vm.branches import (
     why_local,
 )
 from openprose.vm.engines.base import RunSpec, build_backend
+from openprose.vm.engines.dbos_partials import Outcome as PartialOutcome
 from openprose.vm.engines.dbos_partials import collect as collect_partials
 from openprose.vm.engines.dbos_partials import keep as keep_partial
 from openprose.vm.engines.dbos_steps import DurableClock, as_steps
@@ -263,7 +264,7 @@ async def execute_branch(spec: RunSpec, run_id: str, task: BranchTask) -> Branch
         return outcome
 
 
-async def _keep_partial(run_workflow: str, item_id: str, outcome: BranchOutcome | None) -> None:
+async def _keep_partial(run_workflow: str, item_id: str, outcome: PartialOutcome | None) -> None:
     if outcome is not None:
         engine = system_database().engine
         await asyncio.to_thread(keep_partial, engine, run_workflow, item_id, outcome)
@@ -274,13 +275,24 @@ async def execute_call(spec: RunSpec, run_id: str, task: CallTask) -> CallOutcom
     worker dequeued it.  Its steps, and the name the run gave its state, are under the
     call's key."""
     from dbos import DBOS
+    from dbos._error import DBOSWorkflowCancelledError  # private in dbos 3.4; tested
 
     call_id = DBOS.workflow_id or branch_id(run_id, task)
     run_workflow = run_workflow_of(call_id, task)
     async with _worker(spec, run_id, run_workflow, call_id, task.key, task.trace) as worker:
         # The called program's fan-outs are spread from here, as from the run's process.
         worker.branches = DbosBranches(spec, run_id, run_workflow)
-        return await unless_cancelled(call_id, run_call(task, worker))
+        outcome = CallOutcome()
+        try:
+            await unless_cancelled(call_id, run_call(task, worker, outcome))
+        except DBOSWorkflowCancelledError:
+            # What the called program narrated and spent until then goes to the run.
+            await asyncio.shield(_keep_partial(run_workflow, call_id, outcome))
+            raise
+        if await workflow_status(call_id) == "CANCELLED":
+            await asyncio.shield(_keep_partial(run_workflow, call_id, outcome))
+            raise DBOSWorkflowCancelledError(f"workflow {call_id} was cancelled")
+        return outcome
 
 
 @contextlib.asynccontextmanager
@@ -624,7 +636,13 @@ class DbosBranches:
         try:
             workflow = await self._awaited(task, workflow_id, CALLS_QUEUE)
         except asyncio.CancelledError:
-            self._stopped.pop(workflow_id, None)  # (a call's own state narrated what it did)
+            # A race's loser, or the run cancelled: what the called program narrated and
+            # spent until then is the run's, as a local call's cancelled with its caller.
+            stopped = self._stopped.pop(workflow_id, None)
+            if stopped is not None:
+                partials = await asyncio.shield(_partials(*stopped))
+                for ended in stopped[0]:
+                    _salvage_call(interpreter, ended, task, partials)
             raise
         label = f"the call of {source}"
         if workflow.status == "CANCELLED":
@@ -784,7 +802,7 @@ def _salvage(
     stage: Stage,
     workflow: Any,
     task: BranchTask,
-    partials: dict[str, BranchOutcome],
+    partials: dict[str, PartialOutcome],
 ) -> None:
     """The narration and spending of an item that ended beside the failure that fails its
     fan-out (or block), or was cancelled by it (its partial outcome, in ``partials``),
@@ -798,6 +816,32 @@ def _salvage(
         return
     with contextlib.suppress(ProseError, BackendFatal):
         _applied(interpreter, ctx, stage, outcome, task, workflow.workflow_id)
+
+
+def _salvage_call(
+    interpreter: Interpreter,
+    workflow: Any,
+    task: CallTask,
+    partials: dict[str, PartialOutcome],
+) -> None:
+    """The narration and spending of a program call cancelled with its caller (its partial
+    outcome, in ``partials``), or that ended just before: the run's, without its result.
+    A call cancelled before it began (or whose worker died) has nothing to apply."""
+    outcome = workflow.output if workflow.status == "SUCCESS" else None
+    if workflow.status == "CANCELLED":
+        outcome = partials.get(workflow.workflow_id)
+    if not isinstance(outcome, CallOutcome):
+        return
+    key, workflow_id = task.branch_key, workflow.workflow_id
+    replayed = applied_before(interpreter, key, workflow_id)
+    try:
+        with contextlib.suppress(ProseError):
+            called = apply_call(interpreter, outcome, replayed=replayed)
+            interpreter.usage = interpreter.usage + called.usage
+            interpreter.cost += called.cost
+            interpreter.sessions += called.sessions
+    finally:
+        mark_applied(interpreter, key, workflow_id)
 
 
 async def _stop(ids: list[str]) -> tuple[list[Any], set[str]]:
@@ -814,7 +858,7 @@ async def _stop(ids: list[str]) -> tuple[list[Any], set[str]]:
 
 async def _partials(
     ended: list[Any], running: set[str], *, wait: bool = True
-) -> dict[str, BranchOutcome]:
+) -> dict[str, PartialOutcome]:
     """The partial outcomes of the cancelled items among ``ended``: waited for those that
     were ``running`` when they were cancelled, read for the others (``wait`` False: read
     for all)."""

@@ -11,6 +11,8 @@ Here the worker of an item cancelled by DBOS writes the item's partial outcome (
 and spending so far, without bindings or a value) into ``openprose_partials`` in the system
 database, keyed by the item's workflow id; the run that cancelled it waits for the rows of
 the items that were running, and applies them as it applies an outcome, less its bindings.
+A program call spread as a workflow of its own (a race's losing branch called it, or the
+run was cancelled during it) keeps what it narrated and spent the same way.
 
 Imported only by the dbos engine.
 """
@@ -25,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from openprose.vm.branches import BranchOutcome
+from openprose.vm.branches import BranchOutcome, CallOutcome
 from openprose.vm.engines.dbos_tables import insert, make
 
 PARTIALS_TABLE = "openprose_partials"
@@ -55,9 +57,15 @@ def make_table(engine: Any) -> None:
     make(engine, _table())
 
 
-def partial(outcome: BranchOutcome) -> BranchOutcome:
-    """What of an item's outcome its run keeps when it was cancelled: its narration and
-    spending; no value, no failure, no bindings (a failed fan-out commits none)."""
+Outcome = BranchOutcome | CallOutcome
+
+
+def partial(outcome: Outcome) -> Outcome:
+    """What of an item's (or a program call's) outcome its run keeps when it was
+    cancelled: its narration and spending; no value, no failure, no bindings (a failed
+    fan-out commits none), no outputs."""
+    if isinstance(outcome, CallOutcome):
+        return replace(outcome, status="cancelled", outputs={}, error="", fatal=False, raised=None)
     return replace(
         outcome,
         value=None,
@@ -69,7 +77,7 @@ def partial(outcome: BranchOutcome) -> BranchOutcome:
     )
 
 
-def keep(engine: Any, attempt: str, workflow_id: str, outcome: BranchOutcome) -> None:
+def keep(engine: Any, attempt: str, workflow_id: str, outcome: Outcome) -> None:
     """Writes the partial outcome of the item ``workflow_id`` of the run's attempt
     ``attempt`` (once: an item run again after its worker died keeps the first)."""
     row = {
@@ -83,7 +91,7 @@ def keep(engine: Any, attempt: str, workflow_id: str, outcome: BranchOutcome) ->
         )
 
 
-def _read(engine: Any, ids: Sequence[str]) -> dict[str, BranchOutcome]:
+def _read(engine: Any, ids: Sequence[str]) -> dict[str, Outcome]:
     import sqlalchemy as sa
 
     table = _table()
@@ -94,15 +102,15 @@ def _read(engine: Any, ids: Sequence[str]) -> dict[str, BranchOutcome]:
     found = {}
     for workflow_id, blob in rows:
         outcome = pickle.loads(blob)
-        if isinstance(outcome, BranchOutcome):
+        if isinstance(outcome, BranchOutcome | CallOutcome):
             found[str(workflow_id)] = outcome
     return found
 
 
 async def collect(
     engine: Any, ids: Sequence[str], seconds: float = WAIT_SECONDS
-) -> dict[str, BranchOutcome]:
-    """The partial outcomes of the items ``ids``, waited for up to ``seconds`` (0: those
+) -> dict[str, Outcome]:
+    """The partial outcomes of the items (or calls) ``ids``, waited for up to ``seconds`` (0: those
     written already)."""
     deadline = time.monotonic() + seconds
     while True:
