@@ -812,7 +812,7 @@ def workflows_of(url: str, run_id: str) -> dict[str, Any] | None:
         if not mine:
             return None
         awaiting = awaited_input(dbos_client, mine[-1])
-        steps = dbos_client.list_workflow_steps(mine[-1].workflow_id)
+        steps = dbos_client.list_workflow_steps(mine[-1].workflow_id, load_output=False)
     exchanges = [s["function_name"] for s in steps if s["function_name"].startswith(STEP_PREFIX)]
     theirs = [
         w for w in found if w.name == BRANCH_WORKFLOW and w.workflow_id.startswith(f"{run_id}/")
