@@ -22,7 +22,7 @@ from openprose.vm.engines.base import Attachment
 from openprose.vm.engines.local import LocalExecutor
 from openprose.vm.interpreter import Options
 from tests.support.extras import require
-from tests.vm.engines.test_dbos_branches import _run, _spec
+from tests.vm.engines.test_dbos_branches import _items, _run, _spec
 
 require("dbos", "pip install 'openprose[dbos]'")
 
@@ -243,3 +243,83 @@ def test_a_call_cancelled_with_its_caller_reports_what_it_paid_for(
     assert result.breakdown.total.calls == result.sessions
     assert result.usage.output_tokens == result.breakdown.total.output_tokens
     assert result.sessions == spec.catalog().info(result.run_id).sessions
+
+
+def test_an_item_cancelled_as_it_ends_reports_what_it_paid_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Item b has ended, and returns its outcome just as the run cancels it (a failed):
+    # DBOS refuses to record that outcome. What b narrated and paid for still reaches the
+    # run's report.
+    from openprose.vm.engines import dbos_branches
+
+    real = dbos_branches.execute_branch
+    held: list[str] = []
+
+    async def held_at_its_end(spec: Any, run_id: str, task: Any) -> Any:
+        outcome = await real(spec, run_id, task)
+        if task.index == 1:
+            from dbos import DBOS
+
+            held.append(str(DBOS.workflow_id))
+            for _ in range(400):  # until the run cancels it, up to 10 s
+                if await dbos_branches.workflow_status(held[0]) == "CANCELLED":
+                    break
+                await asyncio.sleep(0.025)
+        return outcome
+
+    monkeypatch.setattr(dbos_branches, "execute_branch", held_at_its_end)
+    text = (
+        'parallel for x in ["a", "b"]:\n  session "Study {x}"\n  if x == "a":\n    throw "no a"\n'
+    )
+    options = Options(jitter=False)
+    url, run_id, result = _run(tmp_path, text, options, attachment=Attachment())
+    assert result.status == "error" and result.error == "no a"
+    assert held and _items(url, run_id)[held[0]] == "CANCELLED"  # no outcome of b in DBOS
+    assert result.sessions == 2  # a's study and b's
+    info = _spec(tmp_path, text, options).catalog().info(run_id)
+    assert info.sessions == 2
+    events = (tmp_path / ".prose" / "runs" / run_id / "events.jsonl").read_text("utf-8")
+    assert events.count('"event": "success"') == 2
+
+
+def test_items_ending_together_keep_their_partial_outcomes_in_one_write(
+    system_engine: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dbos_partials.make_table(system_engine)
+    writes: list[int] = []
+    real = dbos_partials.keep_all
+
+    def counted(engine: Any, kept: Any) -> None:
+        writes.append(len(kept))
+        real(engine, kept)
+
+    monkeypatch.setattr(dbos_partials, "keep_all", counted)
+
+    async def ending_together() -> None:
+        keeper = dbos_partials.Keeper(system_engine)
+        await asyncio.gather(*(keeper.keep("run-4", f"run-4/1@{i}", _outcome()) for i in range(10)))
+
+    asyncio.run(ending_together())
+    ids = [f"run-4/1@{i}" for i in range(10)]
+    assert len(asyncio.run(dbos_partials.collect(system_engine, ids, 0))) == 10
+    # The writer starts at the loop's next turn, when all ten are waiting.
+    assert writes == [10]
+    dbos_partials.drop(system_engine, ids[:4])
+    assert sorted(asyncio.run(dbos_partials.collect(system_engine, ids, 0))) == ids[4:]
+
+
+def test_a_run_drops_the_partial_outcomes_of_the_items_dbos_recorded(tmp_path: Path) -> None:
+    import sqlalchemy as sa
+
+    url, _run_id, result = _run(tmp_path, SIBLINGS)
+    assert result.status == "success"
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as connection:
+            rows = connection.execute(
+                sa.text(f"SELECT count(*) FROM {dbos_partials.PARTIALS_TABLE}")
+            ).scalar()
+    finally:
+        engine.dispose()
+    assert rows == 0  # every item's row, written as it ended, was dropped at the join

@@ -61,9 +61,10 @@ from openprose.vm.branches import (
     why_local,
 )
 from openprose.vm.engines.base import RunSpec, build_backend
+from openprose.vm.engines.dbos_partials import Keeper as PartialKeeper
 from openprose.vm.engines.dbos_partials import Outcome as PartialOutcome
 from openprose.vm.engines.dbos_partials import collect as collect_partials
-from openprose.vm.engines.dbos_partials import keep as keep_partial
+from openprose.vm.engines.dbos_partials import drop as drop_partials
 from openprose.vm.engines.dbos_steps import DurableClock, as_steps
 from openprose.vm.interpreter import letter
 from openprose.vm.telemetry import attach_trace, trace_context
@@ -255,19 +256,32 @@ async def execute_branch(spec: RunSpec, run_id: str, task: BranchTask) -> Branch
             # What it narrated and spent until then goes to the run (dbos_partials).
             await asyncio.shield(_keep_partial(run_workflow, item_id, worker.store.outcome))
             raise
-        if await workflow_status(item_id) == "CANCELLED":
-            # Cancelled since its last look for cancellations (a sibling failed as it
-            # ended): DBOS records no outcome of it, so its whole outcome goes to the run
-            # as a partial one.
-            await asyncio.shield(_keep_partial(run_workflow, item_id, outcome))
-            raise DBOSWorkflowCancelledError(f"workflow {item_id} was cancelled")
+        # Kept before it ends: the run may cancel it (a sibling failed as it ended) until
+        # DBOS records its outcome, which DBOS then refuses; what it narrated and spent
+        # still reaches the run, as its partial outcome.  The run drops the rows of the
+        # items whose outcomes DBOS recorded.
+        await asyncio.shield(_keep_partial(run_workflow, item_id, outcome))
         return outcome
+
+
+async def _drop_partials(ids: list[str]) -> None:
+    engine = system_database().engine
+    await asyncio.to_thread(drop_partials, engine, ids)
 
 
 async def _keep_partial(run_workflow: str, item_id: str, outcome: PartialOutcome | None) -> None:
     if outcome is not None:
         engine = system_database().engine
-        await asyncio.to_thread(keep_partial, engine, run_workflow, item_id, outcome)
+        keeper = _keepers.get(asyncio.get_running_loop())
+        if keeper is None or keeper.engine is not engine:  # (DBOS launched again: tests)
+            keeper = _keepers[asyncio.get_running_loop()] = PartialKeeper(engine)
+        await keeper.keep(run_workflow, item_id, outcome)
+
+
+# The writers of the partial outcomes of the items ending on each event loop.
+_keepers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, PartialKeeper] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 async def execute_call(spec: RunSpec, run_id: str, task: CallTask) -> CallOutcome:
@@ -289,9 +303,7 @@ async def execute_call(spec: RunSpec, run_id: str, task: CallTask) -> CallOutcom
             # What the called program narrated and spent until then goes to the run.
             await asyncio.shield(_keep_partial(run_workflow, call_id, outcome))
             raise
-        if await workflow_status(call_id) == "CANCELLED":
-            await asyncio.shield(_keep_partial(run_workflow, call_id, outcome))
-            raise DBOSWorkflowCancelledError(f"workflow {call_id} was cancelled")
+        await asyncio.shield(_keep_partial(run_workflow, call_id, outcome))  # as an item's
         return outcome
 
 
@@ -525,6 +537,7 @@ class DbosBranches:
         results: list[Value] = [None] * len(items)
         following = 0
         failure: ProseError | BackendFatal | None = None
+        recorded: list[str] = []  # the items whose outcome DBOS recorded
         try:
             while failure is None and (waiting or following < len(items)):
                 if len(waiting) < window and following < len(items):
@@ -535,6 +548,7 @@ class DbosBranches:
                     waiting.update((ids[i], i) for i in more)
                     following = more.stop
                 finished = await outside_workflow(_finished(list(waiting)))
+                recorded += (w.workflow_id for w in finished if w.status == "SUCCESS")
                 # Items that ended together are taken in their order, as the local engine
                 # joins ties: the first of them to fail fails the fan-out.
                 for workflow in sorted(finished, key=lambda w: waiting[w.workflow_id]):
@@ -569,6 +583,9 @@ class DbosBranches:
                 for workflow in ended:
                     i = waiting[workflow.workflow_id]
                     _salvage(interpreter, ctx, stages[i], workflow, tasks[i], partials)
+                recorded += (w.workflow_id for w in ended if w.status == "SUCCESS")
+        if recorded:
+            await _drop_partials(recorded)
         if failure is not None:
             raise failure
         return results
@@ -597,6 +614,8 @@ class DbosBranches:
                 for ended in stopped[0]:
                     _salvage(interpreter, ctx, stage, ended, task, partials)
             raise
+        if workflow.status == "SUCCESS":
+            await _drop_partials([workflow_id])
         label = f"branch {letter(index)} of the parallel block"
         if workflow.status == "CANCELLED":
             # Taken over after a fail-fast: the sibling whose failure cancelled this
@@ -650,6 +669,7 @@ class DbosBranches:
         outcome = workflow.output
         if workflow.status != "SUCCESS" or not isinstance(outcome, CallOutcome):
             raise BackendFatal(f"{label} failed in its worker: {workflow.error}")
+        await _drop_partials([workflow_id])
         key = task.branch_key
         replayed = applied_before(interpreter, key, workflow_id)
         try:

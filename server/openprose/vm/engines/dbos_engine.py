@@ -443,8 +443,14 @@ class _QuietOnPurpose(logging.Filter):
     CANCELLED = ("DBOSAwaitedWorkflowCancelledError", "DBOSWorkflowCancelledError")
     # What DBOS reports of each step (a model exchange, dbos_steps) whose task is
     # cancelled: only the engine cancels them, on purpose (a failed fan-out's siblings, a
-    # race's losers, a cancelled run), and the narration says so.
-    ON_PURPOSE = ("was cancelled during execution", "Asyncio task cancelled for workflow or step")
+    # race's losers, a cancelled run), and the narration says so.  And of an item whose
+    # outcome it refused, cancelled as it ended: the run has it from its partial outcome
+    # (dbos_partials).
+    ON_PURPOSE = (
+        "was cancelled during execution",
+        "Asyncio task cancelled for workflow or step",
+        "outcome was not recorded",
+    )
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.exc_info and type(record.exc_info[1]).__name__ in self.CANCELLED:

@@ -11,6 +11,9 @@ Here the worker of an item cancelled by DBOS writes the item's partial outcome (
 and spending so far, without bindings or a value) into ``openprose_partials`` in the system
 database, keyed by the item's workflow id; the run that cancelled it waits for the rows of
 the items that were running, and applies them as it applies an outcome, less its bindings.
+An item that ends writes its row before it returns: a cancellation between its last look
+and DBOS's record of its outcome (which DBOS then refuses) would otherwise lose it.  The
+run drops the rows of the items whose outcomes DBOS recorded (``drop``).
 A program call spread as a workflow of its own (a race's losing branch called it, or the
 run was cancelled during it) keeps what it narrated and spent the same way.
 
@@ -80,15 +83,69 @@ def partial(outcome: Outcome) -> Outcome:
 def keep(engine: Any, attempt: str, workflow_id: str, outcome: Outcome) -> None:
     """Writes the partial outcome of the item ``workflow_id`` of the run's attempt
     ``attempt`` (once: an item run again after its worker died keeps the first)."""
-    row = {
-        "workflow_id": workflow_id,
-        "attempt": attempt,
-        "outcome": pickle.dumps(partial(outcome)),
-    }
+    keep_all(engine, [(attempt, workflow_id, outcome)])
+
+
+def keep_all(engine: Any, kept: Sequence[tuple[str, str, Outcome]]) -> None:
+    """``keep`` for each (attempt, workflow id, outcome) of ``kept``, in one transaction."""
     with engine.begin() as connection:
-        connection.execute(
-            insert(engine, _table(), row).on_conflict_do_nothing(index_elements=["workflow_id"])
-        )
+        for attempt, workflow_id, outcome in kept:
+            row = {
+                "workflow_id": workflow_id,
+                "attempt": attempt,
+                "outcome": pickle.dumps(partial(outcome)),
+            }
+            connection.execute(
+                insert(engine, _table(), row).on_conflict_do_nothing(index_elements=["workflow_id"])
+            )
+
+
+class Keeper:
+    """The partial outcomes of the items ending on one event loop, written together: an
+    item that ends while another's row is being written waits for the next write, with
+    every row that came meanwhile (one transaction for many, where SQLite's single writer
+    made each item's own a wait for the lock)."""
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+        self.waiting: list[tuple[tuple[str, str, Outcome], asyncio.Future[None]]] = []
+        self.writer: asyncio.Task[None] | None = None
+
+    async def keep(self, attempt: str, workflow_id: str, outcome: Outcome) -> None:
+        done = asyncio.get_running_loop().create_future()
+        self.waiting.append(((attempt, workflow_id, outcome), done))
+        if self.writer is None or self.writer.done():
+            self.writer = asyncio.get_running_loop().create_task(self._write())
+        await done
+
+    async def _write(self) -> None:
+        while self.waiting:
+            batch, self.waiting = self.waiting, []
+            try:
+                await asyncio.to_thread(keep_all, self.engine, [row for row, _ in batch])
+            except Exception as error:
+                for _, done in batch:
+                    if not done.done():
+                        done.set_exception(error)
+            else:
+                for _, done in batch:
+                    if not done.done():
+                        done.set_result(None)
+
+
+def drop(engine: Any, ids: Sequence[str]) -> None:
+    """Removes the partial outcomes of the items (or calls) ``ids``, which DBOS recorded
+    the outcomes of: only a cancelled one's is ever read."""
+    import sqlalchemy as sa
+
+    table = _table()
+    with engine.begin() as connection:
+        for start in range(0, len(ids), _CHUNK):
+            chunk = list(ids[start : start + _CHUNK])
+            connection.execute(sa.delete(table).where(table.c.workflow_id.in_(chunk)))
+
+
+_CHUNK = 500  # ids in one statement (SQLite's limit on variables is 32,766 since 3.32)
 
 
 def _read(engine: Any, ids: Sequence[str]) -> dict[str, Outcome]:
