@@ -11,9 +11,9 @@ Here the worker of an item cancelled by DBOS writes the item's partial outcome (
 and spending so far, without bindings or a value) into ``openprose_partials`` in the system
 database, keyed by the item's workflow id; the run that cancelled it waits for the rows of
 the items that were running, and applies them as it applies an outcome, less its bindings.
-An item that ends writes its row before it returns: a cancellation between its last look
-and DBOS's record of its outcome (which DBOS then refuses) would otherwise lose it.  The
-run drops the rows of the items whose outcomes DBOS recorded (``drop``).
+An item that ends writes its row before it returns: a cancellation between its return and
+DBOS's record of its outcome (which DBOS then refuses) would otherwise lose it.  The run
+drops the rows of the items whose outcomes DBOS recorded (``drop``).
 A program call spread as a workflow of its own (a race's losing branch called it, or the
 run was cancelled during it) keeps what it narrated and spent the same way.
 
