@@ -172,6 +172,20 @@ def test_an_item_s_journal_holds_its_own_steps_and_the_run_s_summaries(
     store.close()
 
 
+def test_an_item_s_journal_opens_while_the_run_is_writing(durable_catalog: Catalog) -> None:
+    # Opening an item's journal only reads: it does not wait for the run's write to end
+    # (on SQLite it took the write lock twice, to make the tables and to read).
+    store = create(durable_catalog)
+    store.journal.record_step(StepRecord("session", "2@0.1#attempt1", "h", {"text": "a"}, None))
+    with ThreadPoolExecutor(1) as pool, store.journal._transaction() as cursor:
+        cursor.execute(store.journal._sql("SELECT count(*) FROM {p}journal_steps"))
+        opening = pool.submit(durable_catalog.branch_journal, store.run_id, "2@0.")
+        item = opening.result(timeout=5)  # SQLite's lock wait is 10 s
+    assert sorted(item.steps) == [("session", "2@0.1#attempt1")]
+    item.close()
+    store.close()
+
+
 def test_numbers_are_kept_per_step_and_counted_on_from_before_counters(
     catalog: Catalog,
 ) -> None:

@@ -125,7 +125,7 @@ class FilesystemCatalog(DirectoryCatalog[FilesystemStore]):
     def branch_journal(self, run_id: str, under: str) -> Journal:
         """The run's journal, read under one step key, for an item of a fan-out that
         runs in another process while the run holds it (vm/branches.py)."""
-        journal = Journal.sqlite(self._path(run_id), run_id)
+        journal = Journal.sqlite(self._path(run_id), run_id, made=True)
         journal.load(under)
         return journal
 

@@ -130,6 +130,7 @@ class Journal:
         real: str = "REAL",
         owns_connection: bool = True,
         relaxed_transaction: Transaction | None = None,
+        read_transaction: Transaction | None = None,
         release: Callable[[Any], None] | None = None,
     ) -> None:
         self.connection = connection
@@ -140,6 +141,8 @@ class Journal:
         self._transaction = transaction
         # For commit entries: durable against a crash of the process (see the module).
         self._relaxed = relaxed_transaction or transaction
+        # For reading only: on SQLite it takes no write lock, which a writing one waits for.
+        self._read = read_transaction or transaction
         self._owns = owns_connection
         # What closing does with an owned connection (None: closes it); a pool's journal
         # gives it back.
@@ -151,7 +154,9 @@ class Journal:
     # ------------------------------------------------------------------ opening
 
     @classmethod
-    def sqlite(cls, path: Path, run_id: str, prefix: str = "") -> Journal:
+    def sqlite(cls, path: Path, run_id: str, prefix: str = "", *, made: bool = False) -> Journal:
+        """The journal in the SQLite file ``path``; ``made``: its tables exist (the run's
+        process made them), so that opening it writes nothing."""
         connection = connect_sqlite(path)
         journal = cls(
             connection,
@@ -159,8 +164,10 @@ class Journal:
             transaction=sqlite_transaction(connection),
             prefix=prefix,
             relaxed_transaction=sqlite_transaction(connection, relaxed=True),
+            read_transaction=sqlite_transaction(connection, read=True),
         )
-        journal.create_tables()
+        if not made:
+            journal.create_tables()
         return journal
 
     def create_tables(self) -> None:
@@ -183,7 +190,7 @@ class Journal:
             params = (self.run_id, len(under), under)
         steps = where.replace("substr(key, 1, ?) = ?", "(substr(key, 1, ?) = ? OR kind = ?)")
         step_params = (*params, "summarise") if under else params
-        with self._transaction() as cursor:
+        with self._read() as cursor:
             cursor.execute(
                 self._sql(
                     "SELECT kind, key, hash, result, error, input_tokens, output_tokens, "
@@ -480,17 +487,20 @@ def connect_sqlite(path: Path) -> sqlite3.Connection:
     return connection
 
 
-def sqlite_transaction(connection: sqlite3.Connection, relaxed: bool = False) -> Transaction:
+def sqlite_transaction(
+    connection: sqlite3.Connection, relaxed: bool = False, read: bool = False
+) -> Transaction:
     """Transactions on ``connection``; ``relaxed`` ones commit with ``synchronous=NORMAL``
     (in WAL mode: durable against a crash of the process, and on disk with the next
-    ``FULL`` commit, which syncs the whole log)."""
+    ``FULL`` commit, which syncs the whole log); ``read`` ones only read, from one snapshot,
+    without the write lock (a deferred transaction)."""
 
     @contextlib.contextmanager
     def transaction() -> Iterator[sqlite3.Cursor]:
         cursor = connection.cursor()
         if relaxed:
             cursor.execute("PRAGMA synchronous=NORMAL")
-        cursor.execute("BEGIN IMMEDIATE")
+        cursor.execute("BEGIN" if read else "BEGIN IMMEDIATE")
         try:
             yield cursor
         except BaseException:

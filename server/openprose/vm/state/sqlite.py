@@ -403,6 +403,7 @@ def _journal(path: Path, run_id: str) -> Journal:
         transaction=sqlite_transaction(connection),
         prefix=PREFIX,
         relaxed_transaction=sqlite_transaction(connection, relaxed=True),
+        read_transaction=sqlite_transaction(connection, read=True),
     )
 
 
