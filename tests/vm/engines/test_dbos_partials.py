@@ -284,20 +284,17 @@ def test_an_item_cancelled_as_it_ends_reports_what_it_paid_for(
 
 
 def test_items_ending_together_keep_their_partial_outcomes_in_one_write(
-    system_engine: Any, monkeypatch: pytest.MonkeyPatch
+    system_engine: Any,
 ) -> None:
     dbos_partials.make_table(system_engine)
     writes: list[int] = []
-    real = dbos_partials.keep_all
 
     def counted(engine: Any, kept: Any) -> None:
         writes.append(len(kept))
-        real(engine, kept)
-
-    monkeypatch.setattr(dbos_partials, "keep_all", counted)
+        dbos_partials.keep_all(engine, kept)
 
     async def ending_together() -> None:
-        keeper = dbos_partials.Keeper(system_engine)
+        keeper = dbos_partials.Keeper(system_engine, counted)
         await asyncio.gather(*(keeper.keep("run-4", f"run-4/1@{i}", _outcome()) for i in range(10)))
 
     asyncio.run(ending_together())
@@ -323,3 +320,31 @@ def test_a_run_drops_the_partial_outcomes_of_the_items_dbos_recorded(tmp_path: P
     finally:
         engine.dispose()
     assert rows == 0  # every item's row, written as it ended, was dropped at the join
+
+
+def test_an_item_s_partial_outcome_waits_out_a_locked_system_database(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Written as DBOS writes its own rows: a locked SQLite file (or a lost connection) is
+    # waited out and the write tried again, rather than failing the item that ended.
+    import sqlite3
+
+    import sqlalchemy as sa
+
+    from openprose.vm.engines import dbos_branches
+
+    real = dbos_branches.keep_partials
+    tries: list[int] = []
+
+    def locked_once(engine: Any, kept: Any) -> None:
+        tries.append(len(kept))
+        if len(tries) == 1:
+            raise sa.exc.OperationalError(
+                "INSERT", {}, sqlite3.OperationalError("database is locked")
+            )
+        real(engine, kept)
+
+    monkeypatch.setattr(dbos_branches, "keep_partials", locked_once)
+    _url, _run_id, result = _run(tmp_path, 'parallel for x in ["a"]:\n  session "Study {x}"\n')
+    assert result.status == "success", result.error
+    assert tries == [1, 1]  # refused, then written

@@ -65,6 +65,7 @@ from openprose.vm.engines.dbos_partials import Keeper as PartialKeeper
 from openprose.vm.engines.dbos_partials import Outcome as PartialOutcome
 from openprose.vm.engines.dbos_partials import collect as collect_partials
 from openprose.vm.engines.dbos_partials import drop as drop_partials
+from openprose.vm.engines.dbos_partials import keep_all as keep_partials
 from openprose.vm.engines.dbos_steps import DurableClock, as_steps
 from openprose.vm.interpreter import letter
 from openprose.vm.telemetry import attach_trace, trace_context
@@ -271,10 +272,13 @@ async def _drop_partials(ids: list[str]) -> None:
 
 async def _keep_partial(run_workflow: str, item_id: str, outcome: PartialOutcome | None) -> None:
     if outcome is not None:
-        engine = system_database().engine
+        from dbos._sys_db import db_retry  # private in dbos 3.4; tested
+
+        database = system_database()
         keeper = _keepers.get(asyncio.get_running_loop())
-        if keeper is None or keeper.engine is not engine:  # (DBOS launched again: tests)
-            keeper = _keepers[asyncio.get_running_loop()] = PartialKeeper(engine)
+        if keeper is None or keeper.engine is not database.engine:  # (DBOS launched again)
+            write = db_retry(sys_db=database)(keep_partials)
+            keeper = _keepers[asyncio.get_running_loop()] = PartialKeeper(database.engine, write)
         await keeper.keep(run_workflow, item_id, outcome)
 
 

@@ -26,7 +26,7 @@ import asyncio
 import functools
 import pickle
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -106,8 +106,11 @@ class Keeper:
     every row that came meanwhile (one transaction for many, where SQLite's single writer
     made each item's own a wait for the lock)."""
 
-    def __init__(self, engine: Any) -> None:
+    def __init__(
+        self, engine: Any, write: Callable[[Any, Sequence[tuple[str, str, Outcome]]], None]
+    ) -> None:
         self.engine = engine
+        self.write = write  # keep_all, waiting out a lost connection as DBOS's writes do
         self.waiting: list[tuple[tuple[str, str, Outcome], asyncio.Future[None]]] = []
         self.writer: asyncio.Task[None] | None = None
 
@@ -122,7 +125,7 @@ class Keeper:
         while self.waiting:
             batch, self.waiting = self.waiting, []
             try:
-                await asyncio.to_thread(keep_all, self.engine, [row for row, _ in batch])
+                await asyncio.to_thread(self.write, self.engine, [row for row, _ in batch])
             except Exception as error:
                 for _, done in batch:
                     if not done.done():
