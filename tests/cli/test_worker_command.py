@@ -250,7 +250,9 @@ def test_an_attached_dbos_run_that_fails_fast_says_what_a_local_one_says(
     (tmp_path / "main.prose").write_text(FAILS_MID_SESSION, encoding="utf-8")
     said = {}
     for engine in ("local", "dbos"):
-        done = prose("run", "main.prose", "--engine", engine, "--offline-delay", "0.3")
+        # Sessions of a second: the cancellation reaches a's second session well before
+        # its end, however slow the machine (on the dbos engine it takes a poll or two).
+        done = prose("run", "main.prose", "--engine", engine, "--offline-delay", "1.0")
         assert done.returncode == 1, done.stderr
         said[engine] = re.sub(r"\d{8}-\d{6}-\w{6}", "RUN", done.stderr)
     assert said["dbos"] == said["local"]

@@ -245,6 +245,25 @@ def test_a_call_cancelled_with_its_caller_reports_what_it_paid_for(
     assert result.sessions == spec.catalog().info(result.run_id).sessions
 
 
+class _AfterB(OfflineBackend):
+    """Session "Study a" ends once "Study b" has (in whichever thread b runs)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.b_done = threading.Event()
+
+    async def run_session(self, request: Any) -> Any:
+        if request.prompt == "Study a":
+            for _ in range(2000):
+                if self.b_done.is_set():
+                    break
+                await asyncio.sleep(0.005)
+        result = await super().run_session(request)
+        if request.prompt == "Study b":
+            self.b_done.set()
+        return result
+
+
 def test_an_item_cancelled_as_it_ends_reports_what_it_paid_for(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -273,7 +292,8 @@ def test_an_item_cancelled_as_it_ends_reports_what_it_paid_for(
         'parallel for x in ["a", "b"]:\n  session "Study {x}"\n  if x == "a":\n    throw "no a"\n'
     )
     options = Options(jitter=False)
-    url, run_id, result = _run(tmp_path, text, options, attachment=Attachment())
+    backend = _AfterB()  # a fails only once b's session is over
+    url, run_id, result = _run(tmp_path, text, options, attachment=Attachment(backend=backend))
     assert result.status == "error" and result.error == "no a"
     assert held and _items(url, run_id)[held[0]] == "CANCELLED"  # no outcome of b in DBOS
     assert result.sessions == 2  # a's study and b's
