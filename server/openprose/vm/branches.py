@@ -487,9 +487,7 @@ def apply(
             sink(event)
         if index in outcome.recorded and store is not None:
             store.record(event)
-    interpreter.usage = interpreter.usage + outcome.usage
-    interpreter.cost += outcome.cost
-    interpreter.sessions += outcome.sessions
+    interpreter.count_spent(outcome.usage, outcome.cost, outcome.sessions)
     # Its entries were journaled by the item's process.
     interpreter.budget.absorb(outcome.started, outcome.cost, outcome.tokens, outcome.entries)
     # (An outcome from a worker of before this field has none.)
@@ -708,12 +706,7 @@ async def run_task(task: BranchTask, worker: Worker) -> BranchOutcome:
     finally:
         # Also when the item is cancelled: what it narrated and spent until then is its
         # partial outcome (dbos_partials).
-        outcome.usage = interpreter.usage
-        outcome.cost = interpreter.cost
-        outcome.sessions = interpreter.sessions
-        outcome.started = interpreter.budget.started
-        outcome.tokens = interpreter.budget.tokens
-        outcome.entries = list(interpreter.budget.ledger.entries)
+        _spent(outcome, interpreter)
         outcome.memories = dict(interpreter.memories.current)
     outcome.bindings = [_staged(p) for p in stage.pending]
     outcome.scope = dict(own.values)
@@ -735,11 +728,7 @@ async def run_call(
         called = await interpreter.call_here(task.source, task.name, task.inputs, ctx, task.where)
     except asyncio.CancelledError:
         # call_here counted the called program's spending in the interpreter's totals.
-        outcome.usage, outcome.cost = interpreter.usage, interpreter.cost
-        outcome.sessions = interpreter.sessions
-        outcome.started = interpreter.budget.started
-        outcome.tokens = interpreter.budget.tokens
-        outcome.entries = list(interpreter.budget.ledger.entries)
+        _spent(outcome, interpreter)
         raise
     except ProseError as failure:  # its program cannot be fetched, or has errors
         outcome.raised = (failure.message, failure.statement, failure.kind)
@@ -755,6 +744,15 @@ async def run_call(
     outcome.tokens = interpreter.budget.tokens
     outcome.entries = list(interpreter.budget.ledger.entries)
     return outcome
+
+
+def _spent(outcome: BranchOutcome | CallOutcome, interpreter: Interpreter) -> None:
+    """What ``interpreter`` spent, and its budget counted, into ``outcome``."""
+    outcome.usage, outcome.cost = interpreter.usage, interpreter.cost
+    outcome.sessions = interpreter.sessions
+    outcome.started = interpreter.budget.started
+    outcome.tokens = interpreter.budget.tokens
+    outcome.entries = list(interpreter.budget.ledger.entries)
 
 
 def _staged(pending: Pending) -> StagedBinding:

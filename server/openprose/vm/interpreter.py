@@ -1407,9 +1407,7 @@ class Interpreter:
         else:
             called = await self.call_here(source, name, inputs, ctx, headline(node))
         result = called.result
-        self.usage = self.usage + called.usage
-        self.cost += called.cost
-        self.sessions += called.sessions
+        self.count_spent(called.usage, called.cost, called.sessions)
         if result.fatal:
             raise BackendFatal(result.error)
         if result.status != "success":
@@ -1481,11 +1479,16 @@ class Interpreter:
             # Cancelled with its caller (a sibling's fail-fast, a race's loss): the sessions
             # it completed were paid for, and the breakdown (the shared budget's ledger)
             # lists them already, so the caller's totals count them too.
-            self.usage = self.usage + callee.usage
-            self.cost += callee.cost
-            self.sessions += callee.sessions
+            self.count_spent(callee.usage, callee.cost, callee.sessions)
             raise
         return Called(result, callee.usage, callee.cost, callee.sessions)
+
+    def count_spent(self, usage: Usage, cost: float, sessions: int) -> None:
+        """What a called program or an item run elsewhere spent, in this run's totals (its
+        budget and ledger count it where it was spent)."""
+        self.usage = self.usage + usage
+        self.cost += cost
+        self.sessions += sessions
 
     def resolve_import(self, source: str) -> Path:
         base = Path(source).expanduser()

@@ -192,6 +192,14 @@ CALLED_IN_A_RACE = 'use "./child" as child\nparallel ("first"):\n  child()\n  se
 CALLED_IN_A_FAILED_BLOCK = 'use "./child" as child\nparallel:\n  child()\n  session "late fail"\n'
 
 
+async def _until(event: threading.Event) -> None:
+    """Until ``event`` is set in any thread (up to 10 s), letting the loop run meanwhile."""
+    for _ in range(2000):
+        if event.is_set():
+            return
+        await asyncio.sleep(0.005)
+
+
 class _AfterTheChild(OfflineBackend):
     """Sessions: "slow" ones wait until cancelled; "late" ones until the child's second session
     ended (in whichever thread the child runs), then a "late fail" fails."""
@@ -204,10 +212,7 @@ class _AfterTheChild(OfflineBackend):
         if request.prompt.startswith("slow"):
             await asyncio.Event().wait()
         if request.prompt.startswith("late"):
-            for _ in range(2000):
-                if self.child_done.is_set():
-                    break
-                await asyncio.sleep(0.005)
+            await _until(self.child_done)
             if request.prompt.endswith("fail"):
                 raise BackendError("late broke")
         result = await super().run_session(request)
@@ -254,10 +259,7 @@ class _AfterB(OfflineBackend):
 
     async def run_session(self, request: Any) -> Any:
         if request.prompt == "Study a":
-            for _ in range(2000):
-                if self.b_done.is_set():
-                    break
-                await asyncio.sleep(0.005)
+            await _until(self.b_done)
         result = await super().run_session(request)
         if request.prompt == "Study b":
             self.b_done.set()

@@ -246,23 +246,34 @@ def run_workflow_of(workflow_id: str, task: BranchTask | CallTask) -> str:
 async def execute_branch(spec: RunSpec, run_id: str, task: BranchTask) -> BranchOutcome:
     """The body of an item's workflow, in whichever worker dequeued it."""
     from dbos import DBOS
-    from dbos._error import DBOSWorkflowCancelledError  # private in dbos 3.4; tested
 
     item_id = DBOS.workflow_id or branch_id(run_id, task)
     run_workflow = run_workflow_of(item_id, task)
     async with _worker(spec, run_id, run_workflow, item_id, task.branch_key, task.trace) as worker:
-        try:
-            outcome = await unless_cancelled(item_id, run_task(task, worker))
-        except DBOSWorkflowCancelledError:
-            # What it narrated and spent until then goes to the run (dbos_partials).
-            await asyncio.shield(_keep_partial(run_workflow, item_id, worker.store.outcome))
-            raise
-        # Kept before it ends: the run may cancel it (a sibling failed as it ended) until
-        # DBOS records its outcome, which DBOS then refuses; what it narrated and spent
-        # still reaches the run, as its partial outcome.  The run drops the rows of the
-        # items whose outcomes DBOS recorded.
-        await asyncio.shield(_keep_partial(run_workflow, item_id, outcome))
-        return outcome
+        work = run_task(task, worker)
+        return await _keeping(run_workflow, item_id, work, lambda: worker.store.outcome)
+
+
+async def _keeping(
+    run_workflow: str,
+    workflow_id: str,
+    work: Coroutine[Any, Any, T],
+    outcome: Callable[[], PartialOutcome | None],
+) -> T:
+    """``work``, the body of the item's (or call's) workflow ``workflow_id``, its
+    ``outcome`` so far kept as its partial outcome (dbos_partials) when DBOS cancels it, and
+    before it ends: the run may cancel it (a sibling failed as it ended) until DBOS records
+    its outcome, which DBOS then refuses.  The run drops the rows of the items whose
+    outcomes DBOS recorded."""
+    from dbos._error import DBOSWorkflowCancelledError  # private in dbos 3.4; tested
+
+    try:
+        done = await unless_cancelled(workflow_id, work)
+    except DBOSWorkflowCancelledError:
+        await asyncio.shield(_keep_partial(run_workflow, workflow_id, outcome()))
+        raise
+    await asyncio.shield(_keep_partial(run_workflow, workflow_id, outcome()))
+    return done
 
 
 async def _drop_partials(ids: list[str]) -> None:
@@ -272,11 +283,11 @@ async def _drop_partials(ids: list[str]) -> None:
 
 async def _keep_partial(run_workflow: str, item_id: str, outcome: PartialOutcome | None) -> None:
     if outcome is not None:
-        from dbos._sys_db import db_retry  # private in dbos 3.4; tested
-
         database = system_database()
         keeper = _keepers.get(asyncio.get_running_loop())
         if keeper is None or keeper.engine is not database.engine:  # (DBOS launched again)
+            from dbos._sys_db import db_retry  # private in dbos 3.4; tested
+
             write = db_retry(sys_db=database)(keep_partials)
             keeper = _keepers[asyncio.get_running_loop()] = PartialKeeper(database.engine, write)
         await keeper.keep(run_workflow, item_id, outcome)
@@ -293,22 +304,16 @@ async def execute_call(spec: RunSpec, run_id: str, task: CallTask) -> CallOutcom
     worker dequeued it.  Its steps, and the name the run gave its state, are under the
     call's key."""
     from dbos import DBOS
-    from dbos._error import DBOSWorkflowCancelledError  # private in dbos 3.4; tested
 
     call_id = DBOS.workflow_id or branch_id(run_id, task)
     run_workflow = run_workflow_of(call_id, task)
     async with _worker(spec, run_id, run_workflow, call_id, task.key, task.trace) as worker:
         # The called program's fan-outs are spread from here, as from the run's process.
         worker.branches = DbosBranches(spec, run_id, run_workflow)
-        outcome = CallOutcome()
-        try:
-            await unless_cancelled(call_id, run_call(task, worker, outcome))
-        except DBOSWorkflowCancelledError:
-            # What the called program narrated and spent until then goes to the run.
-            await asyncio.shield(_keep_partial(run_workflow, call_id, outcome))
-            raise
-        await asyncio.shield(_keep_partial(run_workflow, call_id, outcome))  # as an item's
-        return outcome
+        outcome = CallOutcome()  # filled as the call goes
+        return await _keeping(
+            run_workflow, call_id, run_call(task, worker, outcome), lambda: outcome
+        )
 
 
 @contextlib.asynccontextmanager
@@ -861,9 +866,7 @@ def _salvage_call(
     try:
         with contextlib.suppress(ProseError):
             called = apply_call(interpreter, outcome, replayed=replayed)
-            interpreter.usage = interpreter.usage + called.usage
-            interpreter.cost += called.cost
-            interpreter.sessions += called.sessions
+            interpreter.count_spent(called.usage, called.cost, called.sessions)
     finally:
         mark_applied(interpreter, key, workflow_id)
 
